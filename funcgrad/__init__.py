@@ -1,0 +1,19 @@
+"""funcgrad: trace NumPy code into a typed IR, derive adjoints, compile with Numba.
+
+    >>> import funcgrad as fg, funcgrad.numpy as fnp
+    >>> fg.grad(lambda x: fnp.sum(fnp.sin(x) ** 2))(np.ones(3))
+
+Re-exports the public API; no logic lives here.
+"""
+from . import tree_util
+from ._errors import (ConcretizationError, EscapedTracerError, FuncgradError, IntegerInputError,
+                      MutationError, NonScalarOutputError, ShapeError, UnsupportedFunctionError)
+from .api import grad, make_ir, value_and_grad, vjp
+from .interpreter import eval_program
+from .ir import Program
+from . import numpy  # noqa: F401  (funcgrad.numpy)
+
+__version__ = "0.1.0"
+__all__ = ["grad", "value_and_grad", "vjp", "make_ir", "eval_program", "tree_util", "Program",
+           "FuncgradError", "ConcretizationError", "MutationError", "NonScalarOutputError",
+           "IntegerInputError", "UnsupportedFunctionError", "ShapeError", "EscapedTracerError"]

@@ -1,0 +1,97 @@
+"""Error types and the one place that finds and formats the user's source line.
+
+Owns: the FuncgradError family, `user_frame()` (first stack frame outside funcgrad and
+NumPy), and `SourceInfo`. Imports nothing from funcgrad.
+"""
+from __future__ import annotations
+
+import os
+import sys
+
+_PKG_DIR = os.path.dirname(os.path.abspath(__file__))
+_TRANSFORMS_DIR = os.path.join(os.path.dirname(_PKG_DIR), "transforms")
+
+
+def _library_dirs():
+    dirs = [_PKG_DIR + os.sep, _TRANSFORMS_DIR + os.sep]
+    try:
+        import numpy
+        dirs.append(os.path.dirname(os.path.abspath(numpy.__file__)) + os.sep)
+    except Exception:  # pragma: no cover
+        pass
+    return tuple(dirs)
+
+
+_LIB_DIRS = _library_dirs()
+
+
+class SourceInfo:
+    """Where in the user's code an equation was created: file, line and function."""
+
+    __slots__ = ("filename", "lineno", "function")
+
+    def __init__(self, filename, lineno, function):
+        self.filename, self.lineno, self.function = filename, lineno, function
+
+    def __str__(self):
+        return f"{os.path.basename(self.filename)}:{self.lineno} ({self.function})"
+
+    def long(self):
+        return f"{self.filename}:{self.lineno} (in {self.function})"
+
+    def __repr__(self):
+        return f"SourceInfo({self})"
+
+
+def _is_library_file(filename):
+    if filename.startswith("<frozen") or filename.startswith("<__array_function__"):
+        return True
+    return os.path.abspath(filename).startswith(_LIB_DIRS)
+
+
+def user_frame():
+    """SourceInfo of the innermost stack frame that is not funcgrad's or NumPy's own code."""
+    frame = sys._getframe(1)
+    while frame is not None:
+        code = frame.f_code
+        if not _is_library_file(code.co_filename):
+            return SourceInfo(code.co_filename, frame.f_lineno, code.co_name)
+        frame = frame.f_back
+    return None
+
+
+def where(src):
+    """' at file:line (function)' or '' when unknown."""
+    return f" at {src.long()}" if src is not None else ""
+
+
+class FuncgradError(Exception):
+    """Base class of every error funcgrad raises on purpose."""
+
+
+class ConcretizationError(FuncgradError, TypeError):
+    """Python control flow or conversion (`if`, `while`, bool(), float(), int()) on a traced value."""
+
+
+class MutationError(FuncgradError, TypeError):
+    """In-place write (item assignment, `+=` on a slice) to a traced array."""
+
+
+class NonScalarOutputError(FuncgradError, TypeError):
+    """fg.grad of a function whose output has more than one element."""
+
+
+class IntegerInputError(FuncgradError, TypeError):
+    """Differentiating with respect to an integer or boolean input."""
+
+
+class UnsupportedFunctionError(FuncgradError, NotImplementedError):
+    """A NumPy function or ufunc method that funcgrad cannot trace."""
+
+
+class ShapeError(FuncgradError, ValueError):
+    """Operand shapes that do not fit together, found while tracing."""
+
+
+class EscapedTracerError(FuncgradError, RuntimeError):
+    """A traced value used after the transform that made it has finished."""

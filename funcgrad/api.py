@@ -1,0 +1,313 @@
+"""The public transforms: make_ir, grad, value_and_grad, vjp.
+
+Ties the tracer, the transforms and the interpreter together: flattens pytree arguments,
+decides which leaves are traced (arrays, and numbers being differentiated) and which are static
+(other Python values of arguments not being differentiated), checks inputs and outputs with
+clear errors, and converts results to NumPy (NumPy scalars for 0-d).
+"""
+from __future__ import annotations
+
+import functools
+import inspect
+
+import numpy as np
+
+from ._errors import IntegerInputError, NonScalarOutputError, SourceInfo, where
+from .interpreter import eval_program
+from .ir import Traced, aval_of
+from .tracer import trace_flat
+from .transforms.vjp import split_program, vjp_program
+from .tree_util import keystr, tree_flatten, tree_flatten_with_path, tree_unflatten
+
+__all__ = ["make_ir", "grad", "value_and_grad", "vjp"]
+
+
+def _fn_name(f):
+    return getattr(f, "__name__", type(f).__name__)
+
+
+def _fn_where(f):
+    code = getattr(inspect.unwrap(f), "__code__", None)
+    if code is None:
+        return ""
+    return where(SourceInfo(code.co_filename, code.co_firstlineno, code.co_name))
+
+
+def _arg_names(f, nargs):
+    try:
+        params = list(inspect.signature(f).parameters.values())
+    except (TypeError, ValueError):
+        params = []
+    names = []
+    for i in range(nargs):
+        if i < len(params) and params[i].kind in (params[i].POSITIONAL_ONLY,
+                                                  params[i].POSITIONAL_OR_KEYWORD):
+            names.append(params[i].name)
+        else:
+            names.append(f"args[{i}]")
+    return names
+
+
+def _argnums_tuple(argnums, nargs, f):
+    single = isinstance(argnums, (int, np.integer))
+    nums = (int(argnums),) if single else tuple(int(a) for a in argnums)
+    for a in nums:
+        if not -nargs <= a < nargs:
+            raise ValueError(f"argnums={argnums!r} but {_fn_name(f)} was called with {nargs} "
+                             "positional argument(s)")
+    return tuple(a % nargs for a in nums), single
+
+
+def _is_array_like(x):
+    return isinstance(x, (Traced, np.ndarray, np.generic))
+
+
+class _Args:
+    """Flattened call arguments: traced leaves (with labels), static leaves, and how to rebuild."""
+
+    def __init__(self, f, args, kwargs, diff_argnums=(), static_argnums=(), trace_numbers=False):
+        names = _arg_names(f, len(args))
+        self.tree_args = []
+        self.dyn_vals, self.labels, self.diff_mask = [], [], []
+        self.slots = []          # per leaf: index into dyn_vals, or ("static", value)
+        all_args = list(args) + [kwargs]
+        names = names + ["kwargs"]
+        self.trees = []
+        for i, (arg, name) in enumerate(zip(all_args, names)):
+            diff = i in diff_argnums
+            static = i in static_argnums
+            pairs, td = tree_flatten_with_path(arg)
+            self.trees.append(td)
+            for path, leaf in pairs:
+                label = keystr(name, path)
+                if diff:
+                    leaf = _check_diff_leaf(f, leaf, label)
+                if not static and (_is_array_like(leaf) or diff or (
+                        trace_numbers and isinstance(leaf, (int, float, complex)))):
+                    self.slots.append(len(self.dyn_vals))
+                    self.dyn_vals.append(leaf if _is_array_like(leaf) else np.asarray(leaf))
+                    self.labels.append(label)
+                    self.diff_mask.append(diff)
+                else:
+                    self.slots.append(("static", leaf))
+        self.nargs = len(args)
+
+    def avals(self):
+        return [aval_of(v) for v in self.dyn_vals]
+
+    def rebuild(self, dyn):
+        leaves = [dyn[s] if isinstance(s, int) else s[1] for s in self.slots]
+        out, k = [], 0
+        for td in self.trees:
+            out.append(tree_unflatten(td, leaves[k:k + td.num_leaves]))
+            k += td.num_leaves
+        return out[:-1], out[-1]
+
+    def leaf_counts(self):
+        """Number of traced leaves per positional argument."""
+        counts, k = [], 0
+        for td in self.trees[:-1]:
+            counts.append(sum(1 for s in self.slots[k:k + td.num_leaves] if isinstance(s, int)))
+            k += td.num_leaves
+        return counts
+
+
+def _check_diff_leaf(f, leaf, label):
+    if isinstance(leaf, (bool, np.bool_)) or isinstance(leaf, int):
+        dtype = np.dtype(bool) if isinstance(leaf, (bool, np.bool_)) else np.dtype(int)
+    elif _is_array_like(leaf):
+        dtype = aval_of(leaf).dtype
+    elif isinstance(leaf, (float, complex)):
+        return leaf
+    else:
+        raise TypeError(f"{_fn_name(f)}: argument {label} is a {type(leaf).__name__}, which cannot "
+                        "be differentiated; pass a float or a NumPy array, or leave it out of argnums")
+    if dtype.kind not in "fc":
+        raise IntegerInputError(
+            f"cannot differentiate {_fn_name(f)} with respect to argument {label}: it has dtype "
+            f"{dtype.name}, and only floating-point inputs have gradients. Pass a float array "
+            f"(e.g. np.asarray({label.split('[')[0]}, dtype=float), or 3.0 instead of 3), or leave "
+            "it out of argnums (PyTorch: requires_grad=False).")
+    return leaf
+
+
+def _trace_call(f, a: _Args):
+    tree_box = []
+
+    def flat_fn(*tracers):
+        args, kwargs = a.rebuild(tracers)
+        out = f(*args, **kwargs)
+        leaves, td = tree_flatten(out)
+        tree_box.append(td)
+        for leaf in leaves:
+            if not (_is_array_like(leaf) or isinstance(leaf, (int, float, complex, bool))):
+                raise TypeError(f"{_fn_name(f)} returned a {type(leaf).__name__}; outputs must be "
+                                "arrays, numbers, or containers (tuple/list/dict) of them")
+        return leaves
+
+    prog, consts = trace_flat(flat_fn, a.avals(), a.labels)
+    return prog, consts, tree_box[0]
+
+
+def _to_numpy(x):
+    if isinstance(x, Traced):
+        return x
+    x = np.asarray(x)
+    if x.ndim == 0:
+        return x[()]
+    return x if x.flags.writeable else x.copy()
+
+
+def make_ir(f, static_argnums=()):
+    """Trace `f` and return its typed IR Program (prints readably).
+
+        >>> print(fg.make_ir(lambda x: fnp.sum(fnp.sin(x) ** 2))(np.ones(3)))
+        { lambda a:f64[3] . let b:f64[3] = sin a ... in ( d ) }
+    """
+    static = (static_argnums,) if isinstance(static_argnums, int) else tuple(static_argnums)
+
+    @functools.wraps(f)
+    def traced(*args, **kwargs):
+        a = _Args(f, args, kwargs, static_argnums=static, trace_numbers=True)
+        prog, consts, _ = _trace_call(f, a)
+        return prog
+    return traced
+
+
+def _split_out_aux(f, out_leaves, out_tree, has_aux):
+    """(main output leaves, aux leaves, main tree, aux tree)."""
+    if not has_aux:
+        return out_leaves, [], out_tree, None
+    if out_tree.node_type not in (tuple, list) or len(out_tree.children) != 2:
+        raise TypeError(f"has_aux=True requires {_fn_name(f)} to return a pair (output, aux); "
+                        f"it returned {out_tree!r}")
+    main_tree, aux_tree = out_tree.children
+    n = main_tree.num_leaves
+    return out_leaves[:n], out_leaves[n:], main_tree, aux_tree
+
+
+def _check_scalar_output(f, prog, main_tree, has_aux):
+    if main_tree.num_leaves != 1 or main_tree.node_type is not None:
+        hint = "" if has_aux else " To return extra values, use has_aux=True and return (loss, aux)."
+        raise NonScalarOutputError(
+            f"grad requires {_fn_name(f)}{_fn_where(f)} to return one scalar, but it returned "
+            f"a {main_tree!r}.{hint}")
+    aval = prog.outs[0].aval
+    if aval.size != 1:
+        raise NonScalarOutputError(
+            f"grad requires {_fn_name(f)}{_fn_where(f)} to return a scalar (or one-element array), "
+            f"but it returned an array of shape {aval.shape}. For the gradient of a weighted sum "
+            "of the outputs (PyTorch's y.backward(gradient=v)) use `out, f_vjp = fg.vjp(f, x); "
+            "f_vjp(v)`; for a sum of outputs, return fnp.sum(...).")
+    if not aval.is_float:
+        raise TypeError(f"grad requires {_fn_name(f)} to return a floating-point value; it "
+                        f"returned dtype {aval.dtype.name}")
+
+
+def _unflatten_grads(a: _Args, grads, argnums):
+    """Input cotangents (flat, in traced-leaf order) -> one pytree per differentiated argument."""
+    it = iter(grads)
+    out, k = [], 0
+    diff_positions = {i for i, d in enumerate(a.diff_mask) if d}
+    per_arg = {}
+    for i, td in enumerate(a.trees[:-1]):
+        leaves = []
+        for s in a.slots[k:k + td.num_leaves]:
+            leaves.append(next(it) if isinstance(s, int) and s in diff_positions else None)
+        per_arg[i] = tree_unflatten(td, leaves)
+        k += td.num_leaves
+    return [per_arg[i] for i in argnums]
+
+
+def value_and_grad(f, argnums=0, has_aux=False):
+    """f and its gradient in one pass: returns (value, grad) or ((value, aux), grad).
+
+        >>> fg.value_and_grad(lambda x: fnp.sum(x ** 2))(np.array([1.0, 2.0]))
+        (5.0, array([2., 4.]))
+    """
+    @functools.wraps(f)
+    def value_and_grad_f(*args, **kwargs):
+        nums, single = _argnums_tuple(argnums, len(args), f)
+        a = _Args(f, args, kwargs, diff_argnums=nums)
+        prog, consts, out_tree = _trace_call(f, a)
+        main, aux, main_tree, aux_tree = _split_out_aux(f, prog.outs, out_tree, has_aux)
+        _check_scalar_output(f, prog, main_tree, has_aux)
+        wrt = [False] * len(consts) + a.diff_mask
+        joint = vjp_program(prog, wrt, [True] + [False] * len(aux))
+        ct = np.ones(prog.outs[0].aval.shape, prog.outs[0].aval.dtype)
+        res = eval_program(joint, *consts, *a.dyn_vals, ct)
+        n_out = len(prog.outs)
+        value = _to_numpy(res[0])
+        grads = _unflatten_grads(a, [_to_numpy(g) for g in res[n_out:]], nums)
+        g = grads[0] if single else tuple(grads)
+        if has_aux:
+            aux_val = tree_unflatten(aux_tree, [_to_numpy(x) for x in res[1:n_out]])
+            return (value, aux_val), g
+        return value, g
+    value_and_grad_f.__name__ = f"value_and_grad_of_{_fn_name(f)}"
+    return value_and_grad_f
+
+
+def grad(f, argnums=0, has_aux=False):
+    """Gradient of a scalar function with respect to argument(s) `argnums` (int or tuple).
+
+        >>> fg.grad(lambda x: x ** 2)(3.0)
+        6.0
+    """
+    vg = value_and_grad(f, argnums, has_aux)
+
+    @functools.wraps(f)
+    def grad_f(*args, **kwargs):
+        (val, g) = vg(*args, **kwargs)
+        return (g, val[1]) if has_aux else g
+    grad_f.__name__ = f"grad_of_{_fn_name(f)}"
+    return grad_f
+
+
+def vjp(f, *primals, has_aux=False):
+    """Evaluate f at primals and return (out, f_vjp) — plus aux if has_aux — where
+    f_vjp(ct) gives one cotangent per primal (PyTorch: out.backward(gradient=ct)).
+
+        >>> y, f_vjp = fg.vjp(fnp.sin, np.zeros(3)); f_vjp(np.ones(3))
+        (array([1., 1., 1.]),)
+    """
+    nums = tuple(range(len(primals)))
+    a = _Args(f, primals, {}, diff_argnums=nums)
+    prog, consts, out_tree = _trace_call(f, a)
+    main, aux, main_tree, aux_tree = _split_out_aux(f, prog.outs, out_tree, has_aux)
+    n_main, n_out = len(main), len(prog.outs)
+    ct_mask = [o.aval.is_float for o in main] + [False] * len(aux)
+    wrt = [False] * len(consts) + a.diff_mask
+    joint = vjp_program(prog, wrt, ct_mask)
+    fwd, bwd, n_res = split_program(joint, len(prog.in_vars), n_out)
+    res = eval_program(fwd, *consts, *a.dyn_vals)
+    outs, residuals = res[:n_out], res[n_out:]
+    out_avals = [o.aval for o in main]
+
+    def f_vjp(ct):
+        ct_leaves, ct_tree = tree_flatten(ct)
+        if ct_tree != main_tree:
+            raise ValueError(f"cotangent structure {ct_tree!r} does not match the output "
+                             f"structure {main_tree!r} of {_fn_name(f)}")
+        cts = []
+        for i, (c, av) in enumerate(zip(ct_leaves, out_avals)):
+            if not av.is_float:
+                continue
+            cav = aval_of(c)
+            if cav.shape != av.shape:
+                raise ValueError(f"cotangent {i} has shape {cav.shape}, but output {i} of "
+                                 f"{_fn_name(f)} has shape {av.shape}")
+            cts.append(c if isinstance(c, Traced) and cav.dtype == av.dtype
+                       else _as_dtype(c, av.dtype))
+        grads = eval_program(bwd, *residuals, *cts)
+        return tuple(_unflatten_grads(a, [_to_numpy(g) for g in grads], nums))
+
+    out = tree_unflatten(main_tree, [_to_numpy(o) for o in outs[:n_main]])
+    if has_aux:
+        return out, f_vjp, tree_unflatten(aux_tree, [_to_numpy(o) for o in outs[n_main:]])
+    return out, f_vjp
+
+
+def _as_dtype(c, dtype):
+    from .primitives.base import convert
+    return convert(c, dtype)

@@ -1,0 +1,272 @@
+"""The typed IR: avals, variables, literals, equations, programs, primitives, and `bind`.
+
+A Program is a flat SSA list of equations `outs = prim[params] ins` over typed variables.
+Every equation records the user's source line that created it. Sub-programs live in params.
+
+Owns: Aval, Var, Lit, Eqn, Program, Primitive, the trace stack and `bind` (the one point
+where a primitive call is intercepted). Imports only funcgrad._errors.
+"""
+from __future__ import annotations
+
+import itertools
+from typing import Any
+
+import numpy as np
+
+from ._errors import EscapedTracerError, SourceInfo
+
+__all__ = ["Aval", "Var", "Lit", "Eqn", "Program", "Primitive", "Traced", "bind",
+           "aval_of", "check_program"]
+
+_SHORT = {"float64": "f64", "float32": "f32", "float16": "f16", "int64": "i64", "int32": "i32",
+          "int16": "i16", "int8": "i8", "uint8": "u8", "uint16": "u16", "uint32": "u32",
+          "uint64": "u64", "bool": "bool", "complex128": "c128", "complex64": "c64"}
+
+
+class Aval:
+    """Abstract value: a shape and a NumPy dtype. Hashable; prints as f64[3,4]."""
+
+    __slots__ = ("shape", "dtype", "_hash")
+
+    def __init__(self, shape, dtype):
+        self.shape = tuple(int(d) for d in shape)
+        self.dtype = np.dtype(dtype)
+        self._hash = hash((self.shape, self.dtype))
+
+    ndim = property(lambda self: len(self.shape))
+    size = property(lambda self: int(np.prod(self.shape, dtype=np.int64)))
+
+    def __eq__(self, other):
+        return isinstance(other, Aval) and self.shape == other.shape and self.dtype == other.dtype
+
+    def __hash__(self):
+        return self._hash
+
+    def __repr__(self):
+        return f"{_SHORT.get(self.dtype.name, self.dtype.name)}[{','.join(map(str, self.shape))}]"
+
+    @property
+    def is_float(self):
+        return self.dtype.kind in "fc"
+
+
+def aval_of(x) -> Aval:
+    """The Aval of a traced value, NumPy array, NumPy scalar or Python scalar."""
+    if isinstance(x, Traced):
+        return x.aval
+    if isinstance(x, (np.ndarray, np.generic)):
+        return Aval(x.shape, x.dtype)
+    return Aval((), np.asarray(x).dtype)
+
+
+_var_ids = itertools.count()
+
+
+class Var:
+    """An SSA variable: identity plus an Aval."""
+
+    __slots__ = ("aval", "id")
+
+    def __init__(self, aval: Aval):
+        self.aval = aval
+        self.id = next(_var_ids)
+
+    def __repr__(self):
+        return f"Var#{self.id}:{self.aval}"
+
+
+class Lit:
+    """A constant operand (scalar or array) baked into a program."""
+
+    __slots__ = ("val", "aval")
+
+    def __init__(self, val):
+        self.val = val
+        self.aval = aval_of(val)
+
+    def __repr__(self):
+        return f"Lit({_fmt_lit(self)})"
+
+
+def _fmt_lit(lit: Lit):
+    v = np.asarray(lit.val)
+    if v.ndim == 0:
+        return f"{v.item()!r}:{lit.aval}"
+    if v.size <= 4:
+        return f"{np.array2string(v, separator=',')}:{lit.aval}"
+    return f"const:{lit.aval}"
+
+
+class Eqn:
+    """`outputs = prim[params](*inputs)`, created at user source `src`."""
+
+    __slots__ = ("prim", "inputs", "outputs", "params", "src")
+
+    def __init__(self, prim, inputs, outputs, params, src: SourceInfo | None):
+        self.prim, self.inputs, self.outputs, self.params, self.src = prim, inputs, outputs, params, src
+
+    def __repr__(self):
+        return _Printer().eqn(self, 0)
+
+
+class Program:
+    """A typed SSA program: input variables, equations, outputs (Var or Lit)."""
+
+    __slots__ = ("in_vars", "eqns", "outs")
+
+    def __init__(self, in_vars, eqns, outs):
+        self.in_vars, self.eqns, self.outs = list(in_vars), list(eqns), list(outs)
+
+    in_avals = property(lambda self: [v.aval for v in self.in_vars])
+    out_avals = property(lambda self: [o.aval for o in self.outs])
+
+    def __str__(self):
+        return self.pretty()
+
+    __repr__ = __str__
+
+    def pretty(self, source_info=True):
+        """Readable listing; one equation per line, sub-programs indented."""
+        return _Printer(source_info).program(self, 0)
+
+    def _repr_pretty_(self, p, cycle):  # IPython
+        p.text(self.pretty())
+
+
+class Traced:
+    """Base class of values that stand for an array during tracing (see funcgrad.tracer)."""
+
+    __slots__ = ()
+    aval: Aval
+    _trace: Any
+
+
+class Primitive:
+    """A named operation and its rules; each rule is data, filled in where the primitive is defined.
+
+    impl(*arrays, **params) evaluates with NumPy; abstract(*avals, **params) gives the output
+    Aval(s); vjp(ct, *ins, out=..., **params) returns one cotangent (or None) per input.
+    """
+
+    def __init__(self, name, *, impl, abstract, vjp=None, jvp=None, batch=None,
+                 multiple_results=False, differentiable=True, numba=None, doc=None):
+        self.name = name
+        self.impl, self.abstract, self.vjp, self.jvp, self.batch = impl, abstract, vjp, jvp, batch
+        self.multiple_results, self.differentiable = multiple_results, differentiable
+        self.numba, self.__doc__ = numba, doc
+
+    def bind(self, *args, **params):
+        return bind(self, *args, **params)
+
+    def __repr__(self):
+        return f"Primitive({self.name})"
+
+
+# ---- the trace stack and bind --------------------------------------------------------------
+
+_trace_stack: list = []
+# While a program is re-evaluated under a transform, equations it stages keep the user's source
+# line of the equation they came from (set by the interpreter and the transforms).
+source_override: list = [None]
+
+
+class use_source:
+    """Context manager: stage equations as if created at `src`."""
+
+    def __init__(self, src):
+        self.src = src
+
+    def __enter__(self):
+        self.prev, source_override[0] = source_override[0], self.src
+
+    def __exit__(self, *exc):
+        source_override[0] = self.prev
+
+
+def current_trace():
+    return _trace_stack[-1] if _trace_stack else None
+
+
+def bind(prim: Primitive, *args, **params):
+    """Apply `prim`: record it into the innermost active trace if any argument is traced,
+    otherwise evaluate it with NumPy."""
+    for a in args:
+        if isinstance(a, Traced):
+            if not _trace_stack:
+                raise EscapedTracerError(
+                    f"a traced value ({a.aval}) was used after the transform that created it "
+                    "had returned; return values from the function instead of storing them "
+                    "in globals or closures")
+            return _trace_stack[-1].record(prim, args, params)
+    return prim.impl(*args, **params)
+
+
+# ---- printing ------------------------------------------------------------------------------
+
+def _names():
+    for n in itertools.count(1):
+        for combo in itertools.product("abcdefghijklmnopqrstuvwxyz", repeat=n):
+            yield "".join(combo)
+
+
+class _Printer:
+    def __init__(self, source_info=True):
+        self.names: dict[int, str] = {}
+        self.gen = _names()
+        self.source_info = source_info
+
+    def name(self, v):
+        if isinstance(v, Lit):
+            return _fmt_lit(v)
+        if v.id not in self.names:
+            self.names[v.id] = next(self.gen)
+        return self.names[v.id]
+
+    def binder(self, v):
+        return f"{self.name(v)}:{v.aval}"
+
+    def program(self, prog: Program, indent: int):
+        pad = " " * indent
+        head = " ".join(self.binder(v) for v in prog.in_vars)
+        lines = [f"{{ lambda {head} . let"]
+        lines += [self.eqn(e, indent + 4) for e in prog.eqns]
+        lines.append(f"{pad}  in ( {' '.join(self.name(o) for o in prog.outs)} ) }}")
+        return "\n".join(lines)
+
+    def param(self, k, v, indent):
+        if isinstance(v, Program):
+            return f"{k}=\n{' ' * (indent + 2)}{self.program(v, indent + 2)}"
+        return f"{k}={v!r}" if not isinstance(v, np.dtype) else f"{k}={v.name}"
+
+    def eqn(self, e: Eqn, indent: int):
+        pad = " " * indent
+        outs = " ".join(self.binder(v) for v in e.outputs)
+        params = ", ".join(self.param(k, e.params[k], indent) for k in sorted(e.params))
+        params = f"[{params}]" if params else ""
+        ins = " ".join(self.name(v) for v in e.inputs)
+        line = f"{pad}{outs} = {e.prim.name}{params} {ins}".rstrip()
+        if self.source_info and e.src is not None:
+            line = f"{line:<60}  # {e.src}"
+        return line
+
+
+# ---- type checking -------------------------------------------------------------------------
+
+def check_program(prog: Program):
+    """Check that every variable is defined before use and every equation's types follow its
+    primitive's shape/dtype rule. Raises TypeError naming the equation."""
+    defined = {v.id for v in prog.in_vars}
+    for e in prog.eqns:
+        for v in e.inputs:
+            if isinstance(v, Var) and v.id not in defined:
+                raise TypeError(f"variable used before definition in: {e!r}")
+        want = e.prim.abstract(*[v.aval for v in e.inputs], **e.params)
+        want = list(want) if e.prim.multiple_results else [want]
+        got = [v.aval for v in e.outputs]
+        if want != got:
+            raise TypeError(f"type mismatch: rule gives {want}, equation has {got}: {e!r}")
+        defined.update(v.id for v in e.outputs)
+    for o in prog.outs:
+        if isinstance(o, Var) and o.id not in defined:
+            raise TypeError(f"program output {o!r} is never defined")
+    return True

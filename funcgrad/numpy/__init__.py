@@ -1,0 +1,27 @@
+"""`funcgrad.numpy`: NumPy's API, traceable and differentiable.
+
+    >>> import funcgrad.numpy as fnp
+    >>> fnp.sum(fnp.sin(x) ** 2)
+
+The functions come from the primitive families (each exports its own); NumPy's dtype objects
+and constants are re-exported unchanged. On plain arrays these functions return what NumPy does.
+"""
+import numpy as _np
+
+from ..primitives import NAMESPACE as _NAMESPACE
+from . import linalg  # noqa: F401
+
+globals().update({k: v for k, v in _NAMESPACE.items() if not k.startswith("_")})
+
+for _name in ("float64", "float32", "float16", "int64", "int32", "int16", "int8", "uint8",
+              "uint16", "uint32", "uint64", "bool_", "complex128", "complex64", "dtype",
+              "ndarray", "pi", "e", "inf", "nan", "newaxis", "euler_gamma", "finfo", "iinfo",
+              "result_type", "promote_types", "ndim", "shape", "size", "isscalar", "float_",
+              "int_", "integer", "floating", "number", "generic", "issubdtype"):
+    if hasattr(_np, _name):
+        globals().setdefault(_name, getattr(_np, _name))
+del _name
+
+
+def __dir__():
+    return sorted(k for k in globals() if not k.startswith("_"))

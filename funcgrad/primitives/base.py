@@ -1,0 +1,266 @@
+"""Primitive registry and the structural core that every primitive family builds on.
+
+Owns: `define` (register a primitive), `export` (put a user-facing function into the
+`funcgrad.numpy` namespace), dtype promotion and broadcasting made explicit as equations
+(convert_element_type, broadcast_in_dim), and reshape/transpose/reduce_sum, which the
+rules of every other family use. Imports only funcgrad.ir and funcgrad._errors.
+
+Conventions for rules: arrays are positional, static params keyword-only and hashable.
+`vjp(ct, *ins, out=..., **params)` returns one cotangent per input, `None` meaning zero.
+Rules are written with funcgrad operations, so a derived program is differentiable again.
+"""
+from __future__ import annotations
+
+from functools import lru_cache
+
+import numpy as np
+
+from .. import ir
+from .._errors import ShapeError, user_frame, where
+from ..ir import Aval, Primitive, Traced, aval_of, bind
+
+REGISTRY: dict[str, Primitive] = {}
+NAMESPACE: dict[str, object] = {}   # funcgrad.numpy.<name>
+LINALG: dict[str, object] = {}      # funcgrad.numpy.linalg.<name>
+
+
+def define(name, **rules) -> Primitive:
+    """Create and register a primitive; see ir.Primitive for the rule fields."""
+    if name in REGISTRY:
+        raise ValueError(f"primitive {name!r} defined twice")
+    prim = REGISTRY[name] = Primitive(name, **rules)
+    return prim
+
+
+def export(*names, linalg=False):
+    """Decorator: publish a function as funcgrad.numpy.<name> (or funcgrad.numpy.linalg.<name>)."""
+    def deco(fn):
+        table = LINALG if linalg else NAMESPACE
+        for n in names or (fn.__name__.rstrip("_"),):
+            table[n] = fn
+        return fn
+    return deco
+
+
+def is_traced(*xs):
+    return any(isinstance(x, Traced) for x in xs)
+
+
+def record(prim, *args, **params):
+    """bind, but stage into the active trace even when every argument is concrete (used to
+    broadcast constants lazily instead of baking large arrays into a program)."""
+    trace = ir.current_trace()
+    if trace is None:
+        return prim.impl(*args, **params)
+    return trace.record(prim, args, params)
+
+
+def shape_error(msg):
+    return ShapeError(f"{msg}{where(user_frame())}")
+
+
+# ---- dtypes -------------------------------------------------------------------------------
+
+def dtype_or_pytype(x):
+    """What NumPy's type resolution sees: Python scalars stay weak (int/float/complex)."""
+    if isinstance(x, (bool, np.bool_)) and not isinstance(x, np.ndarray):
+        return np.dtype(bool)
+    if type(x) in (int, float, complex):
+        return type(x)
+    return aval_of(x).dtype
+
+
+@lru_cache(maxsize=4096)
+def resolve_ufunc(ufunc, in_types):
+    """NumPy's own answer: (input dtypes to cast to, output dtype) for `ufunc` on `in_types`."""
+    try:
+        dts = ufunc.resolve_dtypes(tuple(in_types) + (None,) * ufunc.nout)
+    except TypeError as e:
+        names = ", ".join(getattr(t, "name", getattr(t, "__name__", str(t))) for t in in_types)
+        raise TypeError(f"np.{ufunc.__name__} does not support inputs of type ({names}): {e}") from None
+    return dts[:ufunc.nin], dts[ufunc.nin]
+
+
+def float_dtype(dtype):
+    """The floating dtype NumPy computes a transcendental function of `dtype` in."""
+    dtype = np.dtype(dtype)
+    return dtype if dtype.kind in "fc" else np.result_type(dtype, np.float16)
+
+
+def convert(x, dtype):
+    dtype = np.dtype(dtype)
+    if isinstance(x, Traced):
+        return x if x.aval.dtype == dtype else convert_element_type_p.bind(x, dtype=dtype)
+    return np.asarray(x, dtype=dtype)
+
+
+def _convert_vjp(ct, x, *, out, dtype):
+    src = aval_of(x).dtype
+    return (convert(ct, src) if src.kind in "fc" else None,)
+
+
+convert_element_type_p = define(
+    "convert_element_type",
+    impl=lambda x, *, dtype: np.asarray(x).astype(dtype),
+    abstract=lambda a, *, dtype: Aval(a.shape, dtype),
+    vjp=_convert_vjp)
+
+
+# ---- broadcasting ---------------------------------------------------------------------------
+
+def broadcast_shapes(*shapes):
+    try:
+        return tuple(np.broadcast_shapes(*shapes))
+    except ValueError:
+        raise shape_error("operands could not be broadcast together with shapes "
+                          + " ".join(str(tuple(s)) for s in shapes)) from None
+
+
+def _bid_expanded(in_shape, shape, dims):
+    expanded = [1] * len(shape)
+    for i, d in enumerate(dims):
+        expanded[d] = in_shape[i]
+    return expanded
+
+
+def _bid_impl(x, *, shape, dims):
+    x = np.asarray(x)
+    return np.broadcast_to(x.reshape(_bid_expanded(x.shape, shape, dims)), shape)
+
+
+def _bid_abstract(a, *, shape, dims):
+    if len(dims) != a.ndim or any(a.shape[i] not in (1, shape[d]) for i, d in enumerate(dims)):
+        raise ShapeError(f"broadcast_in_dim: cannot broadcast {a} to {shape} along {dims}")
+    return Aval(shape, a.dtype)
+
+
+def _bid_vjp(ct, x, *, out, shape, dims):
+    xshape = aval_of(x).shape
+    summed = [d for d in range(len(shape)) if d not in dims]
+    summed += [d for i, d in enumerate(dims) if xshape[i] == 1 and shape[d] != 1]
+    ct = reduce_sum(ct, tuple(sorted(summed)))
+    return (reshape(ct, xshape),)
+
+
+broadcast_in_dim_p = define("broadcast_in_dim", impl=_bid_impl, abstract=_bid_abstract,
+                            vjp=_bid_vjp)
+
+
+def broadcast_in_dim(x, shape, dims, force=False):
+    shape = tuple(shape)
+    if aval_of(x).shape == shape:
+        return x
+    if force or isinstance(x, Traced):
+        return record(broadcast_in_dim_p, x, shape=shape, dims=tuple(dims))
+    return _bid_impl(x, shape=shape, dims=tuple(dims))
+
+
+def broadcast_to(x, shape, force=False):
+    """Broadcast with NumPy's rules (align trailing dims), as an explicit equation."""
+    a = aval_of(x)
+    shape = tuple(shape)
+    if a.shape == shape:
+        return x
+    if broadcast_shapes(a.shape, shape) != shape:
+        raise shape_error(f"cannot broadcast an array of shape {a.shape} to shape {shape}")
+    return broadcast_in_dim(x, shape, tuple(range(len(shape) - a.ndim, len(shape))), force)
+
+
+def full(shape, value, dtype):
+    """An array of `value`; staged as a broadcast of a scalar when tracing (never a big constant)."""
+    return broadcast_in_dim(np.asarray(value, dtype=dtype), tuple(shape), (), force=True)
+
+
+def zeros_like_aval(a: Aval):
+    return full(a.shape, 0, a.dtype)
+
+
+# ---- elementwise application ----------------------------------------------------------------
+
+def apply_elementwise(prim, ufunc, *args):
+    """Promote dtypes as `ufunc` would, broadcast explicitly, then bind `prim`."""
+    if not is_traced(*args):
+        return ufunc(*args)
+    in_dtypes, _ = resolve_ufunc(ufunc, tuple(dtype_or_pytype(a) for a in args))
+    args = [convert(a, dt) for a, dt in zip(args, in_dtypes)]
+    shape = broadcast_shapes(*[aval_of(a).shape for a in args])
+    args = [broadcast_to(a, shape, force=True) for a in args]
+    return bind(prim, *args)
+
+
+def elementwise_abstract(ufunc):
+    def abstract(*avals):
+        shape = avals[0].shape
+        if any(a.shape != shape for a in avals):
+            raise ShapeError(f"{ufunc.__name__}: operand shapes differ: {avals}")
+        return Aval(shape, resolve_ufunc(ufunc, tuple(a.dtype for a in avals))[1])
+    return abstract
+
+
+# ---- reshape, transpose, reduce_sum ---------------------------------------------------------
+
+reshape_p = define(
+    "reshape",
+    impl=lambda x, *, shape: np.reshape(x, shape),
+    abstract=lambda a, *, shape: Aval(shape, a.dtype),
+    vjp=lambda ct, x, *, out, shape: (reshape(ct, aval_of(x).shape),))
+
+
+def reshape(x, shape):
+    shape = tuple(int(d) for d in shape)
+    a = aval_of(x)
+    if a.shape == shape:
+        return x
+    if int(np.prod(shape, dtype=np.int64)) != a.size:
+        raise shape_error(f"cannot reshape array of size {a.size} (shape {a.shape}) into shape {shape}")
+    return reshape_p.bind(x, shape=shape) if isinstance(x, Traced) else np.reshape(x, shape)
+
+
+transpose_p = define(
+    "transpose",
+    impl=lambda x, *, perm: np.transpose(x, perm),
+    abstract=lambda a, *, perm: Aval(tuple(a.shape[p] for p in perm), a.dtype),
+    vjp=lambda ct, x, *, out, perm: (transpose(ct, tuple(np.argsort(perm).tolist())),))
+
+
+def transpose(x, perm):
+    perm = tuple(int(p) for p in perm)
+    if perm == tuple(range(len(perm))):
+        return x
+    return transpose_p.bind(x, perm=perm)
+
+
+def _reduce_shape(shape, axes):
+    return tuple(d for i, d in enumerate(shape) if i not in axes)
+
+
+reduce_sum_p = define(
+    "reduce_sum",
+    impl=lambda x, *, axes: np.asarray(np.sum(x, axis=axes, dtype=np.asarray(x).dtype)),
+    abstract=lambda a, *, axes: Aval(_reduce_shape(a.shape, axes), a.dtype),
+    vjp=lambda ct, x, *, out, axes: (
+        broadcast_in_dim(ct, aval_of(x).shape,
+                         tuple(i for i in range(aval_of(x).ndim) if i not in axes)),))
+
+
+def reduce_sum(x, axes):
+    axes = tuple(sorted(axes))
+    if not axes:
+        return x
+    return reduce_sum_p.bind(x, axes=axes)
+
+
+def normalize_axes(axis, ndim, name="axis"):
+    """axis (None, int or tuple) -> sorted tuple of non-negative ints; NumPy's error if out of range."""
+    if axis is None:
+        return tuple(range(ndim))
+    axes = (axis,) if np.ndim(axis) == 0 else tuple(axis)
+    out = []
+    for ax in axes:
+        ax = int(ax)
+        if not -ndim <= ax < max(ndim, 1) or (ndim == 0 and ax not in (0, -1)):
+            raise np.exceptions.AxisError(f"{name} {ax} is out of bounds for array of dimension {ndim}")
+        out.append(ax % max(ndim, 1))
+    if len(set(out)) != len(out):
+        raise ValueError(f"duplicate value in '{name}'")
+    return tuple(sorted(out)) if ndim else ()

@@ -1,0 +1,183 @@
+"""Elementwise primitives: one `_ufunc(...)` line each, with its derivative next to it.
+
+Every primitive here wraps a NumPy ufunc: NumPy's own type resolution gives the output dtype,
+and `apply_elementwise` inserts the conversions and broadcasts explicitly, so the rules below
+only ever see operands of one shape and dtype. `domain` is where tests draw inputs from.
+
+Gradient conventions at non-differentiable points (documented in docs/conventions.md):
+abs'(0) = 0; sign, floor, ceil, rint, trunc, comparisons have derivative 0; sqrt'(0) = inf;
+maximum/minimum send the cotangent to the strictly larger/smaller operand and to neither at a
+tie, so relu = maximum(x, 0) has derivative 0 at 0 (as PyTorch's relu).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .._errors import UnsupportedFunctionError
+from .base import apply_elementwise, define, elementwise_abstract, export
+
+LN2, LN10 = np.log(2.0), np.log(10.0)
+ELEMENTWISE = {}   # name -> (primitive, ufunc, domain); read by tests
+
+
+def _ufunc(ufunc, vjp=None, *, domain="real", aliases=(), name=None):
+    """Define the primitive for `ufunc` and export fnp.<name> (+ aliases). vjp=None: derivative 0."""
+    name = name or ufunc.__name__
+    prim = define(name, impl=ufunc, abstract=elementwise_abstract(ufunc), vjp=vjp,
+                  differentiable=vjp is not None)
+
+    def fn(*args, **kwargs):
+        if kwargs:
+            raise UnsupportedFunctionError(
+                f"np.{name}: keyword arguments {sorted(kwargs)} are not supported on traced values")
+        if len(args) != ufunc.nin:
+            raise TypeError(f"{name}() takes {ufunc.nin} positional arguments, got {len(args)}")
+        return apply_elementwise(prim, ufunc, *args)
+
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = f"Elementwise np.{ufunc.__name__}, traceable and differentiable.\n\n    >>> fnp.{name}(x)\n"
+    export(name, *aliases)(fn)
+    ELEMENTWISE[name] = (prim, ufunc, domain)
+    return fn
+
+
+def _where0(cond, x):
+    return where(cond, 0.0, x)
+
+
+# ---- arithmetic -----------------------------------------------------------------------------
+add = _ufunc(np.add, lambda ct, x, y, *, out: (ct, ct))
+subtract = _ufunc(np.subtract, lambda ct, x, y, *, out: (ct, -ct))
+multiply = _ufunc(np.multiply, lambda ct, x, y, *, out: (ct * y, ct * x))
+true_divide = _ufunc(np.true_divide, lambda ct, x, y, *, out: (ct / y, -ct * out / y),
+                     domain="nonzero", aliases=("divide",))
+negative = _ufunc(np.negative, lambda ct, x, *, out: (-ct,))
+power = _ufunc(np.power, lambda ct, x, y, *, out: (
+    _where0(y == 0, ct * y * x ** (y - 1)),
+    _where0(x == 0, ct * out * log(where(x == 0, 1.0, x)))), domain="positive", aliases=("pow",))
+floor_divide = _ufunc(np.floor_divide, domain="nonzero")
+remainder = _ufunc(np.remainder, lambda ct, x, y, *, out: (ct, -ct * floor_divide(x, y)),
+                   domain="nonzero", aliases=("mod",))
+fmod = _ufunc(np.fmod, lambda ct, x, y, *, out: (ct, -ct * trunc(x / y)), domain="nonzero")
+absolute = _ufunc(np.absolute, lambda ct, x, *, out: (ct * sign(x),), aliases=("abs", "fabs"))
+sign = _ufunc(np.sign)
+floor = _ufunc(np.floor)
+ceil = _ufunc(np.ceil)
+rint = _ufunc(np.rint)
+trunc = _ufunc(np.trunc, aliases=("fix",))
+square = _ufunc(np.square, lambda ct, x, *, out: (ct * 2.0 * x,))
+reciprocal = _ufunc(np.reciprocal, lambda ct, x, *, out: (-ct * out * out,), domain="nonzero")
+maximum = _ufunc(np.maximum, lambda ct, x, y, *, out: (_where0(x <= y, ct), _where0(y <= x, ct)),
+                 aliases=("fmax",))
+minimum = _ufunc(np.minimum, lambda ct, x, y, *, out: (_where0(x >= y, ct), _where0(y >= x, ct)),
+                 aliases=("fmin",))
+
+# ---- exponentials and logarithms ----------------------------------------------------------------
+exp = _ufunc(np.exp, lambda ct, x, *, out: (ct * out,))
+exp2 = _ufunc(np.exp2, lambda ct, x, *, out: (ct * out * LN2,))
+expm1 = _ufunc(np.expm1, lambda ct, x, *, out: (ct * (out + 1.0),))
+log = _ufunc(np.log, lambda ct, x, *, out: (ct / x,), domain="positive")
+log2 = _ufunc(np.log2, lambda ct, x, *, out: (ct / (x * LN2),), domain="positive")
+log10 = _ufunc(np.log10, lambda ct, x, *, out: (ct / (x * LN10),), domain="positive")
+log1p = _ufunc(np.log1p, lambda ct, x, *, out: (ct / (x + 1.0),), domain="positive")
+sqrt = _ufunc(np.sqrt, lambda ct, x, *, out: (ct * 0.5 / out,), domain="positive")
+cbrt = _ufunc(np.cbrt, lambda ct, x, *, out: (ct / (3.0 * out * out),), domain="nonzero")
+logaddexp = _ufunc(np.logaddexp, lambda ct, x, y, *, out: (ct * exp(x - out), ct * exp(y - out)))
+logaddexp2 = _ufunc(np.logaddexp2, lambda ct, x, y, *, out: (ct * exp2(x - out),
+                                                              ct * exp2(y - out)))
+
+# ---- trigonometric and hyperbolic ---------------------------------------------------------------
+sin = _ufunc(np.sin, lambda ct, x, *, out: (ct * cos(x),))
+cos = _ufunc(np.cos, lambda ct, x, *, out: (-ct * sin(x),))
+tan = _ufunc(np.tan, lambda ct, x, *, out: (ct * (1.0 + out * out),), domain="unit")
+arcsin = _ufunc(np.arcsin, lambda ct, x, *, out: (ct / sqrt(1.0 - x * x),), domain="unit")
+arccos = _ufunc(np.arccos, lambda ct, x, *, out: (-ct / sqrt(1.0 - x * x),), domain="unit")
+arctan = _ufunc(np.arctan, lambda ct, x, *, out: (ct / (1.0 + x * x),))
+arctan2 = _ufunc(np.arctan2, lambda ct, y, x, *, out: (ct * x / (x * x + y * y),
+                                                       -ct * y / (x * x + y * y)))
+hypot = _ufunc(np.hypot, lambda ct, x, y, *, out: (ct * x / out, ct * y / out), domain="nonzero")
+sinh = _ufunc(np.sinh, lambda ct, x, *, out: (ct * cosh(x),))
+cosh = _ufunc(np.cosh, lambda ct, x, *, out: (ct * sinh(x),))
+tanh = _ufunc(np.tanh, lambda ct, x, *, out: (ct * (1.0 - out * out),))
+arcsinh = _ufunc(np.arcsinh, lambda ct, x, *, out: (ct / sqrt(x * x + 1.0),))
+arccosh = _ufunc(np.arccosh, lambda ct, x, *, out: (ct / sqrt(x * x - 1.0),), domain="gt1")
+arctanh = _ufunc(np.arctanh, lambda ct, x, *, out: (ct / (1.0 - x * x),), domain="unit")
+deg2rad = _ufunc(np.deg2rad, lambda ct, x, *, out: (ct * (np.pi / 180.0),), aliases=("radians",))
+rad2deg = _ufunc(np.rad2deg, lambda ct, x, *, out: (ct * (180.0 / np.pi),), aliases=("degrees",))
+
+# ---- comparisons and logic (derivative 0) --------------------------------------------------------
+for _u in (np.equal, np.not_equal, np.less, np.less_equal, np.greater, np.greater_equal,
+           np.logical_and, np.logical_or, np.logical_xor, np.logical_not, np.isnan, np.isinf,
+           np.isfinite, np.signbit, np.bitwise_and, np.bitwise_or, np.bitwise_xor):
+    _ufunc(_u)
+_ufunc(np.invert, aliases=("bitwise_not",))
+del _u
+
+
+# ---- select (where) -----------------------------------------------------------------------------
+def _select_abstract(c, x, y):
+    from ..ir import Aval
+    if not (c.shape == x.shape == y.shape) or x.dtype != y.dtype:
+        raise ValueError(f"select: operands differ: {c}, {x}, {y}")
+    return Aval(x.shape, x.dtype)
+
+
+select_p = define("select", impl=lambda c, x, y: np.where(c, x, y), abstract=_select_abstract,
+                  vjp=lambda ct, c, x, y, *, out: (None, where(c, ct, 0.0), where(c, 0.0, ct)))
+
+
+@export()
+def where(condition, x=None, y=None):
+    """np.where(condition, x, y): elementwise choice, traceable; the gradient flows to the chosen side.
+
+        >>> fnp.where(x > 0, x, 0.01 * x)     # leaky relu
+    """
+    from .base import (broadcast_shapes, broadcast_to, convert, dtype_or_pytype, is_traced,
+                       resolve_ufunc)
+    from ..ir import aval_of
+    if x is None or y is None:
+        raise UnsupportedFunctionError(
+            "np.where(condition) with one argument returns indices whose number depends on the "
+            "values; funcgrad needs fixed shapes. Use fnp.where(condition, x, y).")
+    if not is_traced(condition, x, y):
+        return np.where(condition, x, y)
+    _, dt = resolve_ufunc(np.add, (dtype_or_pytype(x), dtype_or_pytype(y)))
+    x, y, c = convert(x, dt), convert(y, dt), convert(condition, bool)
+    shape = broadcast_shapes(aval_of(c).shape, aval_of(x).shape, aval_of(y).shape)
+    return select_p.bind(*(broadcast_to(a, shape, force=True) for a in (c, x, y)))
+
+
+@export()
+def clip(a, a_min=None, a_max=None):
+    """np.clip as minimum(maximum(a, a_min), a_max); the derivative at a bound is 0.
+
+        >>> fnp.clip(x, 0.0, 1.0)
+    """
+    if a_min is not None:
+        a = maximum(a, a_min)
+    if a_max is not None:
+        a = minimum(a, a_max)
+    return a
+
+
+@export()
+def positive(x):
+    return x
+
+
+@export("conj", "conjugate", "real")
+def real(x):
+    """Real part; funcgrad works on real dtypes, so this is the identity."""
+    return x
+
+
+@export("round", "around", "round_")
+def round_(a, decimals=0):
+    """np.round (half to even); derivative 0.
+
+        >>> fnp.round(x, 2)
+    """
+    if decimals == 0:
+        return rint(a)
+    scale = 10.0 ** decimals
+    return rint(a * scale) / scale

@@ -1,0 +1,269 @@
+"""Abstract tracing: run a Python function on Tracers (shape + dtype only) and record a Program.
+
+Owns: Trace (records equations, captures tracers of enclosing traces as extra inputs),
+Tracer (Python operators, array methods, NumPy's __array_ufunc__/__array_function__
+protocols, and the errors for Python control flow and in-place writes), trace_flat.
+Imports ir, _errors and the primitive registry (for the namespace functions).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from . import ir
+from ._errors import (ConcretizationError, EscapedTracerError, MutationError,
+                      UnsupportedFunctionError, user_frame, where)
+from .ir import Aval, Eqn, Lit, Program, Traced, Var
+from .primitives.base import LINALG, NAMESPACE
+
+__all__ = ["Trace", "Tracer", "trace_flat"]
+
+
+class Trace:
+    """One level of tracing: its input variables, recorded equations and captured tracers."""
+
+    def __init__(self, labels=None):
+        self.in_vars: list[Var] = []
+        self.labels: dict[int, str] = {}
+        self.eqns: list[Eqn] = []
+        self.captured: dict[int, tuple] = {}   # id(outer tracer) -> (outer tracer, inner var)
+        self.active = True
+
+    def new_input(self, aval, label=None):
+        v = Var(aval)
+        self.in_vars.append(v)
+        if label is not None:
+            self.labels[v.id] = label
+        return Tracer(self, v)
+
+    def to_atom(self, x):
+        if isinstance(x, Tracer):
+            if x._trace is self:
+                return x._var
+            if x._trace.active:          # a value of an enclosing trace: becomes an input
+                hit = self.captured.get(id(x))
+                if hit is None:
+                    hit = self.captured[id(x)] = (x, Var(x.aval))
+                return hit[1]
+            raise EscapedTracerError(
+                f"a traced value {x.aval} escaped from the function that was being transformed "
+                f"and was used again{where(user_frame())}. Return it instead of storing it in a "
+                "global, a list or a closure.")
+        return Lit(x if isinstance(x, (np.ndarray, np.generic)) else np.asarray(x))
+
+    def record(self, prim, args, params):
+        ins = [self.to_atom(a) for a in args]
+        out_avals = prim.abstract(*[i.aval for i in ins], **params)
+        if not prim.multiple_results:
+            out_avals = (out_avals,)
+        outs = [Var(a) for a in out_avals]
+        src = ir.source_override[0] or user_frame()
+        self.eqns.append(Eqn(prim, ins, outs, params, src))
+        tracers = [Tracer(self, v) for v in outs]
+        return tuple(tracers) if prim.multiple_results else tracers[0]
+
+    def depends_on(self, var):
+        """Labels of the inputs that `var` depends on (for error messages)."""
+        need, labels = {var.id}, set()
+        for e in reversed(self.eqns):
+            if any(o.id in need for o in e.outputs):
+                need.update(i.id for i in e.inputs if isinstance(i, Var))
+        for v in self.in_vars:
+            if v.id in need and v.id in self.labels:
+                labels.add(self.labels[v.id])
+        return sorted(labels)
+
+
+def trace_flat(fn, avals, labels=None):
+    """Trace fn(*tracers) -> list of outputs. Returns (program, consts): program inputs are the
+    captured tracers of enclosing traces (consts, in order) followed by the given avals."""
+    trace = Trace()
+    ins = [trace.new_input(a, None if labels is None else labels[i]) for i, a in enumerate(avals)]
+    ir._trace_stack.append(trace)
+    try:
+        outs = fn(*ins)
+        out_atoms = [trace.to_atom(o) for o in outs]
+    finally:
+        ir._trace_stack.pop()
+        trace.active = False
+    consts = [t for t, _ in trace.captured.values()]
+    const_vars = [v for _, v in trace.captured.values()]
+    return Program(const_vars + trace.in_vars, trace.eqns, out_atoms), consts
+
+
+def _ns(name):
+    return NAMESPACE[name]
+
+
+def _binary(name, reflected=False):
+    if reflected:
+        return lambda self, other: _ns(name)(other, self)
+    return lambda self, other: _ns(name)(self, other)
+
+
+def _method(name):
+    def method(self, *args, **kwargs):
+        return _ns(name)(self, *args, **kwargs)
+    method.__name__ = name
+    return method
+
+
+_UFUNC_METHODS = {("reduce", "add"): "sum", ("reduce", "multiply"): "prod",
+                  ("reduce", "maximum"): "max", ("reduce", "minimum"): "min",
+                  ("reduce", "logical_and"): "all", ("reduce", "logical_or"): "any",
+                  ("accumulate", "add"): "cumsum", ("accumulate", "multiply"): "cumprod"}
+
+
+class Tracer(Traced):
+    """Stands for an array while a function is traced. Immutable: use `x.at[idx].set(v)`."""
+
+    __slots__ = ("_trace", "_var")
+    __array_priority__ = 1000
+
+    def __init__(self, trace, var):
+        self._trace, self._var = trace, var
+
+    aval = property(lambda self: self._var.aval)
+    shape = property(lambda self: self._var.aval.shape)
+    dtype = property(lambda self: self._var.aval.dtype)
+    ndim = property(lambda self: self._var.aval.ndim)
+    size = property(lambda self: self._var.aval.size)
+    T = property(lambda self: _ns("transpose")(self))
+    mT = property(lambda self: _ns("swapaxes")(self, -1, -2))
+    at = property(lambda self: _ns("_at")(self))
+    real = property(lambda self: self)
+
+    def __repr__(self):
+        return f"Traced<{self.aval}>"
+
+    def __len__(self):
+        if not self.shape:
+            raise TypeError("len() of a 0-d traced array")
+        return self.shape[0]
+
+    def __iter__(self):
+        if not self.shape:
+            raise TypeError("iteration over a 0-d traced array")
+        return (self[i] for i in range(self.shape[0]))
+
+    __add__, __radd__ = _binary("add"), _binary("add", True)
+    __sub__, __rsub__ = _binary("subtract"), _binary("subtract", True)
+    __mul__, __rmul__ = _binary("multiply"), _binary("multiply", True)
+    __truediv__, __rtruediv__ = _binary("true_divide"), _binary("true_divide", True)
+    __floordiv__, __rfloordiv__ = _binary("floor_divide"), _binary("floor_divide", True)
+    __mod__, __rmod__ = _binary("remainder"), _binary("remainder", True)
+    __pow__, __rpow__ = _binary("power"), _binary("power", True)
+    __matmul__, __rmatmul__ = _binary("matmul"), _binary("matmul", True)
+    __and__, __rand__ = _binary("bitwise_and"), _binary("bitwise_and", True)
+    __or__, __ror__ = _binary("bitwise_or"), _binary("bitwise_or", True)
+    __xor__, __rxor__ = _binary("bitwise_xor"), _binary("bitwise_xor", True)
+    __eq__, __ne__ = _binary("equal"), _binary("not_equal")
+    __lt__, __le__ = _binary("less"), _binary("less_equal")
+    __gt__, __ge__ = _binary("greater"), _binary("greater_equal")
+    __neg__ = _method("negative")
+    __pos__ = _method("positive")
+    __abs__ = _method("absolute")
+    __invert__ = _method("invert")
+    __hash__ = object.__hash__
+
+    def __getitem__(self, idx):
+        return _ns("_getitem")(self, idx)
+
+    def __setitem__(self, idx, value):
+        raise MutationError(
+            f"cannot assign to an element of a traced array{where(user_frame())}: funcgrad arrays "
+            "are immutable while a function is traced (in-place ops as in PyTorch are not "
+            "supported). Write `x = x.at[idx].set(value)` (or .add / .multiply) instead of "
+            "`x[idx] = value`.")
+
+    # -- conversions that would need the value ------------------------------------------------
+    def _concrete_error(self, what):
+        src = user_frame()
+        deps = self._trace.depends_on(self._var)
+        dep = f" The value depends on argument {', '.join(map(repr, deps))}." if deps else ""
+        return ConcretizationError(
+            f"{what} on a traced value{where(src)}.{dep} funcgrad records the function once for "
+            "every value of its inputs, so Python control flow cannot depend on them. Select "
+            "elementwise with fnp.where(condition, x, y) instead of `if`, compute both branches, "
+            "or make the argument static (leave it out of argnums and pass a Python number).")
+
+    def __bool__(self):
+        raise self._concrete_error("Python `if`, `while`, `and`/`or` or bool()")
+
+    def __float__(self):
+        raise self._concrete_error("float()")
+
+    def __int__(self):
+        raise self._concrete_error("int()")
+
+    def __complex__(self):
+        raise self._concrete_error("complex()")
+
+    def __index__(self):
+        raise self._concrete_error("Using it as a Python index (range(), list index) or int()")
+
+    def item(self, *args):
+        raise self._concrete_error(".item()")
+
+    def tolist(self):
+        raise self._concrete_error(".tolist()")
+
+    def __array__(self, dtype=None, copy=None):
+        raise self._concrete_error("Converting to a NumPy array (np.asarray/np.array)")
+
+    # -- NumPy protocols ------------------------------------------------------------------------
+    def __array_ufunc__(self, ufunc, method, *inputs, out=None, **kwargs):
+        if out is not None:
+            raise MutationError(f"np.{ufunc.__name__}(..., out=...) writes in place into an "
+                                f"array{where(user_frame())}; traced arrays are immutable. "
+                                "Use the return value instead.")
+        if method == "__call__":
+            name = ufunc.__name__
+        else:
+            name = _UFUNC_METHODS.get((method, ufunc.__name__))
+        fn = NAMESPACE.get(name) if name else None
+        if fn is None:
+            what = f"np.{ufunc.__name__}" + ("" if method == "__call__" else f".{method}")
+            raise _unsupported(what)
+        return fn(*inputs, **kwargs)
+
+    def __array_function__(self, func, types, args, kwargs):
+        table = LINALG if func.__module__.endswith("linalg") else NAMESPACE
+        fn = table.get(func.__name__)
+        if fn is None:
+            mod = "np.linalg" if table is LINALG else "np"
+            raise _unsupported(f"{mod}.{func.__name__}")
+        return fn(*args, **kwargs)
+
+
+def _unsupported(name):
+    return UnsupportedFunctionError(
+        f"{name} is not supported on traced values{where(user_frame())}. funcgrad implements "
+        "the functions listed in funcgrad.numpy (dir(funcgrad.numpy)); write this step with "
+        "those, or wrap it with fg.custom_vjp and give its derivative.")
+
+
+_METHODS = ["sum", "mean", "prod", "max", "min", "var", "std", "cumsum", "cumprod", "argmax",
+            "argmin", "all", "any", "clip", "dot", "squeeze", "swapaxes", "flatten", "ravel",
+            "astype", "conj", "conjugate", "repeat", "take", "trace", "diagonal", "argsort",
+            "round", "nonzero"]
+for _name in _METHODS:
+    setattr(Tracer, _name, _method(_name))
+
+
+def _reshape_method(self, *shape, order="C"):
+    shape = shape[0] if len(shape) == 1 and not isinstance(shape[0], (int, np.integer)) else shape
+    return _ns("reshape")(self, shape, order=order)
+
+
+def _transpose_method(self, *axes):
+    axes = axes[0] if len(axes) == 1 and not isinstance(axes[0], (int, np.integer)) else axes
+    return _ns("transpose")(self, axes or None)
+
+
+def _sort_method(self, *args, **kwargs):
+    raise MutationError(f"x.sort() sorts in place{where(user_frame())}; traced arrays are "
+                        "immutable. Use x = fnp.sort(x) instead.")
+
+
+Tracer.reshape, Tracer.transpose, Tracer.sort = _reshape_method, _transpose_method, _sort_method
+Tracer.copy = lambda self: self

@@ -1,0 +1,226 @@
+"""Pytrees: nested containers of arrays (tuple, list, dict, namedtuple, None, registered classes).
+
+Owns flatten/unflatten and the registry of container types. Imports nothing from funcgrad.
+
+    >>> leaves, tree = tree_flatten({"w": 1.0, "b": (2.0, None)})
+    >>> leaves
+    [2.0, 1.0]
+    >>> tree_unflatten(tree, [20.0, 10.0])
+    {'b': (20.0, None), 'w': 10.0}
+"""
+from __future__ import annotations
+
+import dataclasses
+from typing import Any, Callable, NamedTuple
+
+__all__ = ["tree_flatten", "tree_unflatten", "tree_map", "tree_leaves", "tree_structure",
+           "register_pytree_node", "register_dataclass", "PyTreeDef", "all_leaves"]
+
+
+class _NodeType(NamedTuple):
+    flatten: Callable[[Any], tuple]       # node -> (children, aux_data)
+    unflatten: Callable[[Any, list], Any]  # (aux_data, children) -> node
+
+
+_registry: dict[type, _NodeType] = {}
+
+
+def register_pytree_node(cls, flatten, unflatten):
+    """Register a container type: flatten(node) -> (children, aux), unflatten(aux, children) -> node.
+
+        >>> register_pytree_node(Pair, lambda p: ((p.a, p.b), None), lambda _, c: Pair(*c))
+    """
+    _registry[cls] = _NodeType(flatten, unflatten)
+    return cls
+
+
+def register_dataclass(cls):
+    """Class decorator: a dataclass whose fields are all pytree children.
+
+        >>> @fg.tree_util.register_dataclass
+        ... @dataclasses.dataclass
+        ... class Params: w: np.ndarray; b: np.ndarray
+    """
+    names = [f.name for f in dataclasses.fields(cls)]
+    register_pytree_node(cls, lambda o: ([getattr(o, n) for n in names], None),
+                         lambda _, children: cls(**dict(zip(names, children))))
+    return cls
+
+
+def _sorted_keys(d):
+    try:
+        return sorted(d)
+    except TypeError:
+        return sorted(d, key=repr)
+
+
+register_pytree_node(tuple, lambda t: (list(t), None), lambda _, c: tuple(c))
+register_pytree_node(list, lambda t: (list(t), None), lambda _, c: list(c))
+register_pytree_node(dict, lambda d: ([d[k] for k in _sorted_keys(d)], tuple(_sorted_keys(d))),
+                     lambda keys, c: dict(zip(keys, c)))
+register_pytree_node(type(None), lambda _: ([], None), lambda _, c: None)
+
+
+def _node_type(x):
+    nt = _registry.get(type(x))
+    if nt is None and isinstance(x, tuple) and hasattr(type(x), "_fields"):  # namedtuple
+        cls = type(x)
+        return _NodeType(lambda t: (list(t), None), lambda _, c, cls=cls: cls(*c))
+    return nt
+
+
+class PyTreeDef:
+    """The structure of a pytree with its leaves taken out; hashable, so usable as a cache key."""
+
+    __slots__ = ("node_type", "aux", "children", "num_leaves", "_hash")
+
+    def __init__(self, node_type, aux, children):
+        self.node_type, self.aux, self.children = node_type, aux, tuple(children)
+        self.num_leaves = 1 if node_type is None else sum(c.num_leaves for c in self.children)
+        self._hash = hash((node_type, _hashable(aux), self.children))
+
+    def __eq__(self, other):
+        return (isinstance(other, PyTreeDef) and self.node_type is other.node_type
+                and self.aux == other.aux and self.children == other.children)
+
+    def __hash__(self):
+        return self._hash
+
+    def __repr__(self):
+        if self.node_type is None:
+            return "*"
+        inner = ", ".join(map(repr, self.children))
+        if self.node_type is dict:
+            inner = ", ".join(f"{k!r}: {c!r}" for k, c in zip(self.aux, self.children))
+            return "{" + inner + "}"
+        return f"{self.node_type.__name__}({inner})"
+
+
+def _hashable(aux):
+    try:
+        hash(aux)
+        return aux
+    except TypeError:
+        return repr(aux)
+
+
+_LEAF = PyTreeDef(None, None, ())
+
+
+def tree_flatten(tree, is_leaf=None):
+    """Split a pytree into a list of leaves and a PyTreeDef.
+
+        >>> tree_flatten([1, (2, 3)])[0]
+        [1, 2, 3]
+    """
+    leaves = []
+    return leaves, _flatten(tree, leaves, is_leaf)
+
+
+def _flatten(x, leaves, is_leaf):
+    nt = None if (is_leaf is not None and is_leaf(x)) else _node_type(x)
+    if nt is None:
+        leaves.append(x)
+        return _LEAF
+    children, aux = nt.flatten(x)
+    node_key = type(x)
+    return PyTreeDef(node_key, aux, [_flatten(c, leaves, is_leaf) for c in children])
+
+
+def tree_unflatten(treedef, leaves):
+    """Inverse of tree_flatten.
+
+        >>> tree_unflatten(tree_structure((1, 2)), ["a", "b"])
+        ('a', 'b')
+    """
+    it = iter(leaves)
+    out = _unflatten(treedef, it)
+    if next(it, _SENTINEL) is not _SENTINEL:
+        raise ValueError(f"too many leaves for tree structure {treedef!r}")
+    return out
+
+
+_SENTINEL = object()
+
+
+def _unflatten(td, it):
+    if td.node_type is None:
+        leaf = next(it, _SENTINEL)
+        if leaf is _SENTINEL:
+            raise ValueError("too few leaves for tree structure")
+        return leaf
+    children = [_unflatten(c, it) for c in td.children]
+    nt = _registry.get(td.node_type)
+    if nt is None:  # namedtuple
+        return td.node_type(*children)
+    return nt.unflatten(td.aux, children)
+
+
+def tree_leaves(tree, is_leaf=None):
+    """The leaves of a pytree, in flattening order.
+
+        >>> tree_leaves({"a": 1, "b": [2, None]})
+        [1, 2]
+    """
+    return tree_flatten(tree, is_leaf)[0]
+
+
+def tree_structure(tree, is_leaf=None):
+    """The PyTreeDef of a pytree."""
+    return tree_flatten(tree, is_leaf)[1]
+
+
+def tree_map(f, tree, *rest, is_leaf=None):
+    """Apply f leafwise; `rest` are pytrees of the same structure.
+
+        >>> tree_map(lambda a, b: a + b, {"x": 1}, {"x": 2})
+        {'x': 3}
+    """
+    leaves, td = tree_flatten(tree, is_leaf)
+    others = []
+    for r in rest:
+        rl, rtd = tree_flatten(r, is_leaf)
+        if rtd != td:
+            raise ValueError(f"tree_map: structures differ: {td!r} vs {rtd!r}")
+        others.append(rl)
+    return tree_unflatten(td, [f(*xs) for xs in zip(leaves, *others)])
+
+
+def all_leaves(iterable):
+    """True when every element of iterable is a leaf (not a registered container)."""
+    return all(_node_type(x) is None for x in iterable)
+
+
+def tree_flatten_with_path(tree):
+    """Like tree_flatten, but each leaf comes with its key path (tuple of keys/indices/fields).
+
+        >>> tree_flatten_with_path({"w": [1.0, 2.0]})[0]
+        [(('w', 0), 1.0), (('w', 1), 2.0)]
+    """
+    leaves, td = tree_flatten(tree)
+    paths = []
+    _paths(tree, (), paths)
+    return list(zip(paths, leaves)), td
+
+
+def _paths(x, prefix, out):
+    nt = _node_type(x)
+    if nt is None:
+        out.append(prefix)
+        return
+    children, aux = nt.flatten(x)
+    if isinstance(x, dict):
+        keys = aux
+    elif hasattr(type(x), "_fields"):
+        keys = type(x)._fields
+    elif dataclasses.is_dataclass(x):
+        keys = [f.name for f in dataclasses.fields(x)]
+    else:
+        keys = range(len(children))
+    for k, c in zip(keys, children):
+        _paths(c, prefix + (k,), out)
+
+
+def keystr(name, path, tree_types=None):
+    """`params['w'][0]`: a readable name for the leaf at `path` under argument `name`."""
+    return name + "".join(f"[{k!r}]" if not isinstance(k, int) else f"[{k}]" for k in path)

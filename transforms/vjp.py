@@ -1,0 +1,130 @@
+"""Reverse mode as an IR -> IR transform.
+
+`vjp_program(prog, wrt, ct_mask)` derives the joint program
+    (*inputs, *output_cotangents) -> (*outputs, *input_cotangents)
+by re-recording the forward equations and then each primitive's vjp rule in reverse order.
+The rules are written with funcgrad operations, so the result is an ordinary Program: it can be
+printed, evaluated, split into forward and backward halves (`split_program`), and
+differentiated again. Cotangents that are known to be zero are `None` and never materialised
+until an input's gradient must be returned.
+"""
+from __future__ import annotations
+
+from .. import ir
+from ..ir import Lit, Program, Var, aval_of
+from ..primitives.base import convert, zeros_like_aval
+from ..tracer import trace_flat
+from .simplify import dce
+
+__all__ = ["vjp_program", "split_program", "active_vars"]
+
+
+def active_vars(prog: Program, wrt):
+    """Ids of the variables that depend differentiably on the inputs marked in `wrt`."""
+    active = {v.id for v, w in zip(prog.in_vars, wrt) if w}
+    for e in prog.eqns:
+        if e.prim.differentiable and any(isinstance(v, Var) and v.id in active for v in e.inputs):
+            active.update(v.id for v in e.outputs if v.aval.is_float)
+    return active
+
+
+class _Cotangents:
+    """Accumulates cotangents per variable; None is a symbolic zero."""
+
+    def __init__(self):
+        self.cts = {}
+
+    def add(self, var, ct, prim_name):
+        if ct is None:
+            return
+        got = aval_of(ct)
+        if got.shape != var.aval.shape:
+            raise AssertionError(f"internal error: vjp rule of {prim_name} returned a cotangent "
+                                 f"of {got} for an input of {var.aval}")
+        if got.dtype != var.aval.dtype:
+            ct = convert(ct, var.aval.dtype)
+        prev = self.cts.get(var.id)
+        self.cts[var.id] = ct if prev is None else prev + ct
+
+    def pop(self, var):
+        return self.cts.pop(var.id, None)
+
+
+def _backward(prog, env, cts, active):
+    acc = _Cotangents()
+    for o, ct in zip(prog.outs, cts):
+        if ct is not None and isinstance(o, Var) and o.id in active:
+            acc.add(o, ct, "output")
+    read = lambda v: v.val if isinstance(v, Lit) else env[v.id]
+    for e in reversed(prog.eqns):
+        if not any(v.id in active for v in e.outputs):
+            continue
+        out_cts = [acc.pop(v) for v in e.outputs]
+        if all(c is None for c in out_cts):
+            continue
+        ins, outs = [read(v) for v in e.inputs], [read(v) for v in e.outputs]
+        with ir.use_source(e.src):
+            if e.prim.multiple_results:
+                in_cts = e.prim.vjp(out_cts, *ins, out=tuple(outs), **e.params)
+            else:
+                in_cts = e.prim.vjp(out_cts[0], *ins, out=outs[0], **e.params)
+            for v, ct in zip(e.inputs, in_cts):
+                if isinstance(v, Var) and v.id in active:
+                    acc.add(v, ct, e.prim.name)
+    return acc
+
+
+def vjp_program(prog: Program, wrt, ct_mask) -> Program:
+    """Joint forward+backward program. `wrt[i]`: differentiate input i; `ct_mask[j]`: output j
+    receives a cotangent input (the others, e.g. auxiliary outputs, do not)."""
+    active = active_vars(prog, wrt)
+    ct_outs = [o for o, m in zip(prog.outs, ct_mask) if m]
+    n_in = len(prog.in_vars)
+
+    def joint(*args):
+        primals, ct_args = args[:n_in], iter(args[n_in:])
+        env = {v.id: a for v, a in zip(prog.in_vars, primals)}
+        for e in prog.eqns:
+            ins = [v.val if isinstance(v, Lit) else env[v.id] for v in e.inputs]
+            with ir.use_source(e.src):
+                out = ir.bind(e.prim, *ins, **e.params)
+            for v, o in zip(e.outputs, out if e.prim.multiple_results else (out,)):
+                env[v.id] = o
+        cts = [next(ct_args) if m else None for m in ct_mask]
+        acc = _backward(prog, env, cts, active)
+        grads = []
+        for v, w in zip(prog.in_vars, wrt):
+            if w:
+                ct = acc.pop(v)
+                grads.append(zeros_like_aval(v.aval) if ct is None else ct)
+        outs = [o.val if isinstance(o, Lit) else env[o.id] for o in prog.outs]
+        return outs + grads
+
+    joint_prog, consts = trace_flat(joint, prog.in_avals + [o.aval for o in ct_outs])
+    assert not consts, "internal error: vjp program captured outer values"
+    return dce(joint_prog)
+
+
+def split_program(joint: Program, n_primals: int, n_outs: int):
+    """Split a joint program into forward (primals -> outputs + residuals) and backward
+    (residuals + cotangents -> input cotangents) by dependence on the cotangent inputs.
+    Returns (fwd, bwd, n_residuals)."""
+    dep = {v.id for v in joint.in_vars[n_primals:]}
+    fwd_eqns, bwd_eqns = [], []
+    for e in joint.eqns:
+        if any(isinstance(v, Var) and v.id in dep for v in e.inputs):
+            bwd_eqns.append(e)
+            dep.update(v.id for v in e.outputs)
+        else:
+            fwd_eqns.append(e)
+    ct_in, grads = joint.in_vars[n_primals:], joint.outs[n_outs:]
+    bwd = dce(Program([], bwd_eqns, grads))
+    defined = {v.id for e in bwd.eqns for v in e.outputs} | {v.id for v in ct_in}
+    residuals, seen = [], set()
+    for atom in [v for e in bwd.eqns for v in e.inputs] + list(grads):
+        if isinstance(atom, Var) and atom.id not in defined and atom.id not in seen:
+            seen.add(atom.id)
+            residuals.append(atom)
+    bwd = Program(residuals + list(ct_in), bwd.eqns, bwd.outs)
+    fwd = dce(Program(joint.in_vars[:n_primals], fwd_eqns, joint.outs[:n_outs] + residuals))
+    return fwd, bwd, len(residuals)
