@@ -311,3 +311,11 @@ def vjp(f, *primals, has_aux=False):
 def _as_dtype(c, dtype):
     from .primitives.base import convert
     return convert(c, dtype)
+
+
+def evaluate(f, *args, **kwargs):
+    """Trace f and run its program with the reference interpreter (what a compiled call
+    computes; also gives traced-only features such as `.at[]` a plain-array entry point)."""
+    a = _Args(f, args, kwargs, trace_numbers=False)
+    prog, consts, out_tree = _trace_call(f, a)
+    return tree_unflatten(out_tree, [_to_numpy(o) for o in eval_program(prog, *consts, *a.dyn_vals)])

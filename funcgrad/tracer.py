@@ -148,7 +148,7 @@ class Tracer(Traced):
     __add__, __radd__ = _binary("add"), _binary("add", True)
     __sub__, __rsub__ = _binary("subtract"), _binary("subtract", True)
     __mul__, __rmul__ = _binary("multiply"), _binary("multiply", True)
-    __truediv__, __rtruediv__ = _binary("true_divide"), _binary("true_divide", True)
+    __truediv__, __rtruediv__ = _binary("divide"), _binary("divide", True)
     __floordiv__, __rfloordiv__ = _binary("floor_divide"), _binary("floor_divide", True)
     __mod__, __rmod__ = _binary("remainder"), _binary("remainder", True)
     __pow__, __rpow__ = _binary("power"), _binary("power", True)

@@ -1,9 +1,10 @@
 """All primitives, grouped by family; importing this package registers every one of them.
 
 Owns the registry (`REGISTRY`, name -> Primitive) and the user-facing namespace tables
-(`NAMESPACE`, `LINALG`) that `funcgrad.numpy` re-exports. Imports ir and _errors only.
+(`NAMESPACE`, `LINALG`) that `funcgrad.numpy` re-exports. Families import base.py and each
+other (elementwise <- shape <- indexing <- reductions <- contract), never the tracer.
 """
 from .base import LINALG, NAMESPACE, REGISTRY, define, export
-from . import elementwise  # noqa: F401  (registers)
+from . import elementwise, shape, indexing, reductions, contract, creation  # noqa: F401,E401
 
 __all__ = ["REGISTRY", "NAMESPACE", "LINALG", "define", "export"]

@@ -16,7 +16,7 @@ import numpy as np
 from .._errors import UnsupportedFunctionError
 from .base import apply_elementwise, define, elementwise_abstract, export
 
-LN2, LN10 = np.log(2.0), np.log(10.0)
+LN2, LN10 = float(np.log(2.0)), float(np.log(10.0))
 ELEMENTWISE = {}   # name -> (primitive, ufunc, domain); read by tests
 
 
@@ -49,8 +49,8 @@ def _where0(cond, x):
 add = _ufunc(np.add, lambda ct, x, y, *, out: (ct, ct))
 subtract = _ufunc(np.subtract, lambda ct, x, y, *, out: (ct, -ct))
 multiply = _ufunc(np.multiply, lambda ct, x, y, *, out: (ct * y, ct * x))
-true_divide = _ufunc(np.true_divide, lambda ct, x, y, *, out: (ct / y, -ct * out / y),
-                     domain="nonzero", aliases=("divide",))
+divide = _ufunc(np.true_divide, lambda ct, x, y, *, out: (ct / y, -ct * out / y),
+                     domain="nonzero", aliases=("true_divide",))
 negative = _ufunc(np.negative, lambda ct, x, *, out: (-ct,))
 power = _ufunc(np.power, lambda ct, x, y, *, out: (
     _where0(y == 0, ct * y * x ** (y - 1)),
@@ -68,9 +68,9 @@ trunc = _ufunc(np.trunc, aliases=("fix",))
 square = _ufunc(np.square, lambda ct, x, *, out: (ct * 2.0 * x,))
 reciprocal = _ufunc(np.reciprocal, lambda ct, x, *, out: (-ct * out * out,), domain="nonzero")
 maximum = _ufunc(np.maximum, lambda ct, x, y, *, out: (_where0(x <= y, ct), _where0(y <= x, ct)),
-                 aliases=("fmax",))
+)
 minimum = _ufunc(np.minimum, lambda ct, x, y, *, out: (_where0(x >= y, ct), _where0(y >= x, ct)),
-                 aliases=("fmin",))
+)
 
 # ---- exponentials and logarithms ----------------------------------------------------------------
 exp = _ufunc(np.exp, lambda ct, x, *, out: (ct * out,))
@@ -106,12 +106,15 @@ deg2rad = _ufunc(np.deg2rad, lambda ct, x, *, out: (ct * (np.pi / 180.0),), alia
 rad2deg = _ufunc(np.rad2deg, lambda ct, x, *, out: (ct * (180.0 / np.pi),), aliases=("degrees",))
 
 # ---- comparisons and logic (derivative 0) --------------------------------------------------------
-for _u in (np.equal, np.not_equal, np.less, np.less_equal, np.greater, np.greater_equal,
-           np.logical_and, np.logical_or, np.logical_xor, np.logical_not, np.isnan, np.isinf,
-           np.isfinite, np.signbit, np.bitwise_and, np.bitwise_or, np.bitwise_xor):
-    _ufunc(_u)
-_ufunc(np.invert, aliases=("bitwise_not",))
-del _u
+equal, not_equal = _ufunc(np.equal), _ufunc(np.not_equal)
+less, less_equal = _ufunc(np.less), _ufunc(np.less_equal)
+greater, greater_equal = _ufunc(np.greater), _ufunc(np.greater_equal)
+logical_and, logical_or = _ufunc(np.logical_and), _ufunc(np.logical_or)
+logical_xor, logical_not = _ufunc(np.logical_xor), _ufunc(np.logical_not)
+isnan, isinf, isfinite, signbit = (_ufunc(u) for u in (np.isnan, np.isinf, np.isfinite, np.signbit))
+bitwise_and, bitwise_or = _ufunc(np.bitwise_and), _ufunc(np.bitwise_or)
+bitwise_xor = _ufunc(np.bitwise_xor)
+invert = _ufunc(np.invert, aliases=("bitwise_not",))
 
 
 # ---- select (where) -----------------------------------------------------------------------------

@@ -1,0 +1,78 @@
+"""Array creation: NumPy's constructors, made aware of traced values.
+
+`zeros_like(x)` and friends stage a broadcast when x is traced; `array`/`asarray` of a list that
+holds traced values stacks them. Constructors from shapes (zeros, eye, arange, ...) return
+ordinary NumPy arrays: they become constants of the program.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..ir import Traced, aval_of
+from ..tree_util import tree_leaves
+from .base import convert, export, full
+
+
+def _has_tracer(obj):
+    return any(isinstance(x, Traced) for x in tree_leaves(obj))
+
+
+@export()
+def array(object, dtype=None, copy=True, ndmin=0):
+    """np.array; a (nested) list containing traced values is stacked.
+
+        >>> fnp.array([x[0], 2 * x[1]])
+    """
+    from .shape import reshape, stack
+    if isinstance(object, Traced):
+        out = object
+    elif isinstance(object, (list, tuple)) and _has_tracer(object):
+        out = stack([array(o) for o in object])
+    else:
+        return np.array(object, dtype=dtype, copy=copy, ndmin=ndmin)
+    if dtype is not None:
+        out = convert(out, dtype)
+    nd = aval_of(out).ndim
+    return reshape(out, (1,) * (ndmin - nd) + aval_of(out).shape) if ndmin > nd else out
+
+
+@export("asarray", "asanyarray", "ascontiguousarray")
+def asarray(a, dtype=None, order=None):
+    """np.asarray; traced values pass through (converted if dtype is given)."""
+    if isinstance(a, Traced) or (isinstance(a, (list, tuple)) and _has_tracer(a)):
+        return array(a, dtype=dtype)
+    return np.asarray(a, dtype=dtype)
+
+
+def _like(value):
+    def like(a, dtype=None, shape=None):
+        if not isinstance(a, Traced):
+            return np.full_like(a, value, dtype=dtype, shape=shape)
+        av = aval_of(a)
+        return full(av.shape if shape is None else shape, value, dtype or av.dtype)
+    return like
+
+
+zeros_like = export("zeros_like")(_like(0))
+ones_like = export("ones_like")(_like(1))
+empty_like = export("empty_like")(_like(0))
+
+
+@export()
+def full_like(a, fill_value, dtype=None, shape=None):
+    """np.full_like; fill_value may be traced."""
+    av = aval_of(a)
+    dt = np.dtype(dtype) if dtype is not None else av.dtype
+    shp = av.shape if shape is None else tuple(np.atleast_1d(shape))
+    if isinstance(fill_value, Traced):
+        from .base import broadcast_to
+        return broadcast_to(convert(fill_value, dt), shp)
+    if not isinstance(a, Traced):
+        return np.full_like(a, fill_value, dtype=dtype, shape=shape)
+    return full(shp, fill_value, dt)
+
+
+for _name in ("zeros", "ones", "empty", "full", "eye", "identity", "arange", "linspace",
+              "logspace", "geomspace", "meshgrid", "indices", "tri", "copy"):
+    export(_name)(getattr(np, _name))
+del _name

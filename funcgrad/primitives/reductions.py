@@ -1,0 +1,344 @@
+"""Reductions, cumulative ops and sorting.
+
+Primitives: reduce_max, reduce_min, reduce_prod, argmax, argmin, cumsum, cumprod, argsort
+(reduce_sum is in base.py). sum/mean/var/std/logsumexp/sort/all/any are compositions.
+Gradient conventions: ties in max/min share the cotangent equally among the tied elements
+(`ct * (x == max) / count(x == max)`); prod uses products of the other elements (exact at
+zeros); cumprod's rule divides by x (inputs containing zeros are not supported).
+"""
+from __future__ import annotations
+
+import builtins
+from functools import lru_cache
+
+import numpy as np
+
+from ..ir import Aval, Traced, aval_of
+from .base import (broadcast_in_dim, convert, define, export, full, normalize_axes, reduce_sum,
+                   reshape as _reshape, transpose as _transpose)
+from .elementwise import equal, log, sqrt, where, exp, isfinite
+from .shape import concatenate, flip
+from .indexing import slice_axis, take_along_axis
+
+
+def _kept(ndim, axes):
+    return tuple(i for i in range(ndim) if i not in axes)
+
+
+def _keepdims(out, in_shape, axes, keepdims):
+    if not keepdims:
+        return out
+    return _reshape(out, [1 if i in axes else d for i, d in enumerate(in_shape)])
+
+
+def _expand_back(y, x, axes):
+    """Broadcast a reduced value back to x's shape."""
+    return broadcast_in_dim(y, aval_of(x).shape, _kept(aval_of(x).ndim, axes))
+
+
+def _reduce_abstract(a, *, axes):
+    if builtins.any(a.shape[i] == 0 for i in axes):
+        raise ValueError("zero-size array to reduction operation which has no identity")
+    return Aval(_kept_shape(a.shape, axes), a.dtype)
+
+
+def _kept_shape(shape, axes):
+    return tuple(d for i, d in enumerate(shape) if i not in axes)
+
+
+def _minmax_vjp(ct, x, *, out, axes):
+    mask = convert(equal(x, _expand_back(out, x, axes)), aval_of(x).dtype)
+    count = reduce_sum(mask, axes)
+    return (mask * _expand_back(ct / count, x, axes),)
+
+
+reduce_max_p = define("reduce_max", impl=lambda x, *, axes: np.asarray(np.max(x, axis=axes)),
+                      abstract=_reduce_abstract, vjp=_minmax_vjp)
+reduce_min_p = define("reduce_min", impl=lambda x, *, axes: np.asarray(np.min(x, axis=axes)),
+                      abstract=_reduce_abstract, vjp=_minmax_vjp)
+
+
+def _prod_vjp(ct, x, *, out, axes):
+    # product of all the other elements = (exclusive cumprod from the left) * (from the right)
+    xa = aval_of(x)
+    kept = _kept(xa.ndim, axes)
+    xt = _transpose(x, kept + axes)
+    lead, last, n = aval_of(xt).shape[:len(kept)], len(kept), _count(xa.shape, axes)
+    xf = _reshape(xt, lead + (n,))
+    ones = full(lead + (1,), 1, xa.dtype)
+    left = cumprod_p.bind(concatenate([ones, slice_axis(xf, last, 0, n - 1)], axis=last), axis=last)
+    right = flip(cumprod_p.bind(flip(concatenate([slice_axis(xf, last, 1, n), ones], axis=last),
+                                     last), axis=last), last)
+    others = _transpose(_reshape(left * right, aval_of(xt).shape),
+                        tuple(np.argsort(kept + axes).tolist()))
+    return (others * _expand_back(ct, x, axes),)
+
+
+reduce_prod_p = define("reduce_prod",
+                       impl=lambda x, *, axes: np.asarray(np.prod(x, axis=axes, dtype=np.asarray(x).dtype)),
+                       abstract=lambda a, *, axes: Aval(_kept_shape(a.shape, axes), a.dtype),
+                       vjp=_prod_vjp)
+
+
+@lru_cache(maxsize=256)
+def _sum_dtype(dtype):
+    return np.add.reduce(np.zeros(1, dtype)).dtype
+
+
+def _reduction(prim, a, axis, keepdims, dtype=None, initial=None, where_=None):
+    if where_ is not None and where_ is not True:
+        raise NotImplementedError("reductions with where= are not supported; use fnp.where first")
+    a = a if isinstance(a, Traced) else np.asarray(a)
+    if dtype is not None:
+        a = convert(a, dtype)
+    shape = aval_of(a).shape
+    axes = normalize_axes(axis, len(shape))
+    if not isinstance(a, Traced):
+        return None
+    out = prim.bind(a, axes=axes) if axes else a
+    if initial is not None:
+        raise NotImplementedError("initial= is not supported on traced values")
+    return _keepdims(out, shape, axes, keepdims)
+
+
+@export()
+def sum(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=None):
+    """np.sum (ints and bools sum in the platform integer, as NumPy does).
+
+        >>> fnp.sum(x ** 2, axis=-1, keepdims=True)
+    """
+    if not isinstance(a, Traced):
+        return np.sum(a, axis=axis, dtype=dtype, keepdims=keepdims)
+    if dtype is None:
+        dtype = _sum_dtype(aval_of(a).dtype)
+    from .base import reduce_sum_p
+    return _reduction(reduce_sum_p, a, axis, keepdims, dtype, initial, where)
+
+
+@export()
+def prod(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=None):
+    """np.prod; the gradient is exact where elements are zero.
+
+        >>> fnp.prod(x, axis=0)
+    """
+    if not isinstance(a, Traced):
+        return np.prod(a, axis=axis, dtype=dtype, keepdims=keepdims)
+    if dtype is None:
+        dtype = _sum_dtype(aval_of(a).dtype)
+    return _reduction(reduce_prod_p, a, axis, keepdims, dtype, initial, where)
+
+
+@export("max", "amax")
+def max(a, axis=None, out=None, keepdims=False, initial=None, where=None):
+    """np.max; tied maxima share the gradient equally.
+
+        >>> fnp.max(x, axis=1)
+    """
+    if not isinstance(a, Traced):
+        return np.max(a, axis=axis, keepdims=keepdims)
+    return _reduction(reduce_max_p, a, axis, keepdims, None, initial, where)
+
+
+@export("min", "amin")
+def min(a, axis=None, out=None, keepdims=False, initial=None, where=None):
+    """np.min; tied minima share the gradient equally.
+
+        >>> fnp.min(x, axis=1)
+    """
+    if not isinstance(a, Traced):
+        return np.min(a, axis=axis, keepdims=keepdims)
+    return _reduction(reduce_min_p, a, axis, keepdims, None, initial, where)
+
+
+@export()
+def all(a, axis=None, out=None, keepdims=False):
+    """np.all."""
+    if not isinstance(a, Traced):
+        return np.all(a, axis=axis, keepdims=keepdims)
+    return min(convert(a, bool), axis=axis, keepdims=keepdims)
+
+
+@export()
+def any(a, axis=None, out=None, keepdims=False):
+    """np.any."""
+    if not isinstance(a, Traced):
+        return np.any(a, axis=axis, keepdims=keepdims)
+    return max(convert(a, bool), axis=axis, keepdims=keepdims)
+
+
+def _count(shape, axes):
+    return int(np.prod([shape[i] for i in axes], dtype=np.int64))
+
+
+def _mean_dtype(dtype):
+    return np.dtype(np.float64) if dtype.kind in "biu" else dtype
+
+
+@export()
+def mean(a, axis=None, dtype=None, out=None, keepdims=False, where=None):
+    """np.mean (ints average in float64).
+
+        >>> fnp.mean(x, axis=0)
+    """
+    if not isinstance(a, Traced):
+        return np.mean(a, axis=axis, dtype=dtype, keepdims=keepdims)
+    dt = np.dtype(dtype) if dtype is not None else _mean_dtype(aval_of(a).dtype)
+    axes = normalize_axes(axis, aval_of(a).ndim)
+    return sum(a, axis=axis, dtype=dt, keepdims=keepdims) / _count(aval_of(a).shape, axes)
+
+
+@export()
+def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, where=None):
+    """np.var with ddof.
+
+        >>> fnp.var(x, axis=0, ddof=1)
+    """
+    if not isinstance(a, Traced):
+        return np.var(a, axis=axis, dtype=dtype, ddof=ddof, keepdims=keepdims)
+    dt = np.dtype(dtype) if dtype is not None else _mean_dtype(aval_of(a).dtype)
+    a = convert(a, dt)
+    centered = a - mean(a, axis=axis, keepdims=True)
+    axes = normalize_axes(axis, aval_of(a).ndim)
+    return sum(centered * centered, axis=axis, keepdims=keepdims) / (
+        _count(aval_of(a).shape, axes) - ddof)
+
+
+@export()
+def std(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, where=None):
+    """np.std = sqrt(var); its derivative is infinite where the spread is 0.
+
+        >>> fnp.std(x, axis=0)
+    """
+    if not isinstance(a, Traced):
+        return np.std(a, axis=axis, dtype=dtype, ddof=ddof, keepdims=keepdims)
+    return sqrt(var(a, axis=axis, dtype=dtype, ddof=ddof, keepdims=keepdims))
+
+
+@export()
+def logsumexp(a, axis=None, b=None, keepdims=False, return_sign=False):
+    """log(sum(b * exp(a))) computed stably (scipy.special.logsumexp).
+
+        >>> fnp.logsumexp(logits, axis=-1)
+    """
+    if return_sign:
+        raise NotImplementedError("logsumexp(return_sign=True) is not supported")
+    m = max(a, axis=axis, keepdims=True)
+    m = where(isfinite(m), m, 0.0)
+    e = exp(a - m)
+    if b is not None:
+        e = e * b
+    s = log(sum(e, axis=axis, keepdims=True)) + m
+    if not keepdims:
+        axes = normalize_axes(axis, aval_of(s).ndim)
+        s = _reshape(s, _kept_shape(aval_of(s).shape, axes)) if isinstance(s, Traced) else np.squeeze(s, axes)
+    return s
+
+
+# ---- arg reductions, cumulative ops, sorting -------------------------------------------------
+
+def _argabstract(a, *, axis):
+    shape = (() if axis is None else _kept_shape(a.shape, (axis,)))
+    return Aval(shape, np.intp)
+
+
+argmax_p = define("argmax", impl=lambda x, *, axis: np.asarray(np.argmax(x, axis=axis)),
+                  abstract=_argabstract, differentiable=False)
+argmin_p = define("argmin", impl=lambda x, *, axis: np.asarray(np.argmin(x, axis=axis)),
+                  abstract=_argabstract, differentiable=False)
+
+
+def _arg(prim, npfn, a, axis, keepdims):
+    if not isinstance(a, Traced):
+        return npfn(a, axis=axis, keepdims=keepdims)
+    nd = aval_of(a).ndim
+    ax = None if axis is None else normalize_axes(axis, nd)[0]
+    out = prim.bind(a, axis=ax)
+    if keepdims:
+        out = _reshape(out, [1] * nd if ax is None else
+                       [1 if i == ax else d for i, d in enumerate(aval_of(a).shape)])
+    return out
+
+
+@export()
+def argmax(a, axis=None, out=None, keepdims=False):
+    """np.argmax (no gradient: the result is an integer)."""
+    return _arg(argmax_p, np.argmax, a, axis, keepdims)
+
+
+@export()
+def argmin(a, axis=None, out=None, keepdims=False):
+    """np.argmin (no gradient: the result is an integer)."""
+    return _arg(argmin_p, np.argmin, a, axis, keepdims)
+
+
+def _cumsum_vjp(ct, x, *, out, axis):
+    return (flip(cumsum_p.bind(flip(ct, axis), axis=axis), axis),)
+
+
+def _cumprod_vjp(ct, x, *, out, axis):
+    return (flip(cumsum_p.bind(flip(ct * out, axis), axis=axis), axis) / x,)
+
+
+cumsum_p = define("cumsum", impl=lambda x, *, axis: np.cumsum(x, axis=axis, dtype=np.asarray(x).dtype),
+                  abstract=lambda a, *, axis: a, vjp=_cumsum_vjp)
+cumprod_p = define("cumprod", impl=lambda x, *, axis: np.cumprod(x, axis=axis, dtype=np.asarray(x).dtype),
+                   abstract=lambda a, *, axis: a, vjp=_cumprod_vjp)
+
+
+def _cumulative(prim, npfn, a, axis, dtype):
+    if not isinstance(a, Traced):
+        return npfn(a, axis=axis, dtype=dtype)
+    if axis is None:
+        from .shape import ravel
+        a, axis = ravel(a), 0
+    a = convert(a, dtype if dtype is not None else _sum_dtype(aval_of(a).dtype))
+    axis = normalize_axes(axis, aval_of(a).ndim)[0]
+    return prim.bind(a, axis=axis)
+
+
+@export()
+def cumsum(a, axis=None, dtype=None, out=None):
+    """np.cumsum.
+
+        >>> fnp.cumsum(x, axis=0)
+    """
+    return _cumulative(cumsum_p, np.cumsum, a, axis, dtype)
+
+
+@export()
+def cumprod(a, axis=None, dtype=None, out=None):
+    """np.cumprod (its gradient divides by the inputs: avoid zeros).
+
+        >>> fnp.cumprod(x)
+    """
+    return _cumulative(cumprod_p, np.cumprod, a, axis, dtype)
+
+
+argsort_p = define("argsort", impl=lambda x, *, axis: np.argsort(x, axis=axis, kind="stable"),
+                   abstract=lambda a, *, axis: Aval(a.shape, np.intp), differentiable=False)
+
+
+@export()
+def argsort(a, axis=-1, kind=None, order=None, stable=None):
+    """np.argsort (always stable; no gradient)."""
+    if not isinstance(a, Traced):
+        return np.argsort(a, axis=axis, kind="stable")
+    if axis is None:
+        from .shape import ravel
+        a, axis = ravel(a), 0
+    return argsort_p.bind(a, axis=normalize_axes(axis, aval_of(a).ndim)[0])
+
+
+@export()
+def sort(a, axis=-1, kind=None, order=None, stable=None):
+    """np.sort; the gradient flows back to each element's original position.
+
+        >>> fnp.sort(x, axis=-1)
+    """
+    if not isinstance(a, Traced):
+        return np.sort(a, axis=axis)
+    if axis is None:
+        from .shape import ravel
+        a, axis = ravel(a), 0
+    return take_along_axis(a, argsort(a, axis), axis)
+
