@@ -43,10 +43,15 @@ class SourceInfo:
         return f"SourceInfo({self})"
 
 
+_is_lib_cache: dict = {}
+
+
 def _is_library_file(filename):
-    if filename.startswith("<frozen") or filename.startswith("<__array_function__"):
-        return True
-    return os.path.abspath(filename).startswith(_LIB_DIRS)
+    hit = _is_lib_cache.get(filename)
+    if hit is None:
+        hit = _is_lib_cache[filename] = (filename.startswith(("<frozen", "<__array_function__"))
+                                         or os.path.abspath(filename).startswith(_LIB_DIRS))
+    return hit
 
 
 def user_frame():

@@ -12,7 +12,7 @@ import inspect
 
 import numpy as np
 
-from ._errors import IntegerInputError, NonScalarOutputError, SourceInfo, where
+from ._errors import IntegerInputError, NonScalarOutputError, SourceInfo
 from .interpreter import eval_program
 from .ir import Traced, aval_of
 from .tracer import trace_flat
@@ -27,10 +27,11 @@ def _fn_name(f):
 
 
 def _fn_where(f):
+    """' (defined at file:line)' for a Python function, else ''."""
     code = getattr(inspect.unwrap(f), "__code__", None)
     if code is None:
         return ""
-    return where(SourceInfo(code.co_filename, code.co_firstlineno, code.co_name))
+    return f" (defined at {SourceInfo(code.co_filename, code.co_firstlineno, code.co_name).long()})"
 
 
 def _arg_names(f, nargs):

@@ -227,11 +227,11 @@ class Tracer(Traced):
         return fn(*inputs, **kwargs)
 
     def __array_function__(self, func, types, args, kwargs):
-        table = LINALG if func.__module__.endswith("linalg") else NAMESPACE
+        module = func.__module__ or ""
+        table = {"numpy": NAMESPACE, "numpy.linalg": LINALG}.get(module, {})
         fn = table.get(func.__name__)
         if fn is None:
-            mod = "np.linalg" if table is LINALG else "np"
-            raise _unsupported(f"{mod}.{func.__name__}")
+            raise _unsupported(f"{module.replace('numpy', 'np', 1)}.{func.__name__}")
         return fn(*args, **kwargs)
 
 
@@ -239,7 +239,7 @@ def _unsupported(name):
     return UnsupportedFunctionError(
         f"{name} is not supported on traced values{where(user_frame())}. funcgrad implements "
         "the functions listed in funcgrad.numpy (dir(funcgrad.numpy)); write this step with "
-        "those, or wrap it with fg.custom_vjp and give its derivative.")
+        "those functions.")
 
 
 _METHODS = ["sum", "mean", "prod", "max", "min", "var", "std", "cumsum", "cumprod", "argmax",

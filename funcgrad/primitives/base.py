@@ -207,8 +207,14 @@ reshape_p = define(
 
 
 def reshape(x, shape):
+    """Reshape (C order); one dimension may be -1."""
     shape = tuple(int(d) for d in shape)
     a = aval_of(x)
+    if shape.count(-1) == 1:
+        rest = int(np.prod([d for d in shape if d != -1], dtype=np.int64))
+        if rest == 0 or a.size % rest:
+            raise shape_error(f"cannot reshape array of size {a.size} into shape {shape}")
+        shape = tuple(a.size // rest if d == -1 else d for d in shape)
     if a.shape == shape:
         return x
     if int(np.prod(shape, dtype=np.int64)) != a.size:

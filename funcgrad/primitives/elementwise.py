@@ -14,7 +14,9 @@ from __future__ import annotations
 import numpy as np
 
 from .._errors import UnsupportedFunctionError
-from .base import apply_elementwise, define, elementwise_abstract, export
+from ..ir import Traced
+from .base import (apply_elementwise, convert, define, dtype_or_pytype, elementwise_abstract,
+                   export, full, resolve_ufunc)
 
 LN2, LN10 = float(np.log(2.0)), float(np.log(10.0))
 ELEMENTWISE = {}   # name -> (primitive, ufunc, domain); read by tests
@@ -52,9 +54,39 @@ multiply = _ufunc(np.multiply, lambda ct, x, y, *, out: (ct * y, ct * x))
 divide = _ufunc(np.true_divide, lambda ct, x, y, *, out: (ct / y, -ct * out / y),
                      domain="nonzero", aliases=("true_divide",))
 negative = _ufunc(np.negative, lambda ct, x, *, out: (-ct,))
-power = _ufunc(np.power, lambda ct, x, y, *, out: (
+_power = _ufunc(np.power, lambda ct, x, y, *, out: (
     _where0(y == 0, ct * y * x ** (y - 1)),
     _where0(x == 0, ct * out * log(where(x == 0, 1.0, x)))), domain="positive", aliases=("pow",))
+
+
+def _integer_pow_impl(x, *, y):
+    return np.square(x) if y == 2 else np.power(x, y)
+
+
+integer_pow_p = define(
+    "integer_pow", impl=_integer_pow_impl, abstract=lambda a, *, y: a,
+    vjp=lambda ct, x, *, out, y: (ct * y if y == 1 else ct * (y * integer_pow_p.bind(x, y=y - 1)),))
+
+
+@export("power", "pow")
+def power(x1, x2):
+    """np.power / the ** operator. A constant integral exponent (x ** 2, x ** -1.0) becomes
+    `integer_pow`, whose derivative y * x**(y-1) is exact for negative x too.
+
+        >>> fnp.power(x, 3)
+    """
+    if (isinstance(x1, Traced) and not isinstance(x2, Traced) and np.ndim(x2) == 0
+            and np.isfinite(x2) and float(x2) == int(x2) and abs(int(x2)) <= 64):
+        dt = resolve_ufunc(np.power, (dtype_or_pytype(x1), dtype_or_pytype(x2)))[1]
+        n = int(x2)
+        if n == 0:
+            return full(x1.aval.shape, 1, dt)
+        if dt.kind in "fc" or n > 0:
+            x = convert(x1, dt)
+            return x if n == 1 else integer_pow_p.bind(x, y=n)
+    return _power(x1, x2)
+
+
 floor_divide = _ufunc(np.floor_divide, domain="nonzero")
 remainder = _ufunc(np.remainder, lambda ct, x, y, *, out: (ct, -ct * floor_divide(x, y)),
                    domain="nonzero", aliases=("mod",))

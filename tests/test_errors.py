@@ -1,0 +1,99 @@
+"""Each user error has its own type and a message naming the user's line/argument and the fix."""
+import re
+
+import numpy as np
+import pytest
+
+import funcgrad as fg
+import funcgrad.numpy as fnp
+
+HERE = re.escape(__file__.rsplit("/", 1)[-1])
+
+
+def test_grad_of_non_scalar_output_suggests_vjp():
+    with pytest.raises(fg.NonScalarOutputError, match=r"shape \(3,\).*backward.*fg\.vjp"):
+        fg.grad(lambda x: x * 2)(np.ones(3))
+    with pytest.raises(fg.NonScalarOutputError, match="has_aux"):
+        fg.grad(lambda x: (fnp.sum(x), x))(np.ones(3))
+
+
+@pytest.mark.parametrize("arg, dtype", [(3, "int64"), (np.arange(3), "int64"),
+                                        (np.array([True, False]), "bool")])
+def test_integer_and_boolean_inputs(arg, dtype):
+    def f(x):
+        return fnp.sum(x * 1.0)
+    with pytest.raises(fg.IntegerInputError, match=rf"argument x: it has dtype {dtype}.*argnums"):
+        fg.grad(f)(arg)
+
+
+def test_integer_leaf_of_pytree_is_named():
+    with pytest.raises(fg.IntegerInputError, match=r"params\['n'\]"):
+        fg.grad(lambda params: params["w"] * 1.0)({"w": 1.0, "n": np.arange(2)})
+
+
+@pytest.mark.parametrize("body, what", [
+    (lambda x: x if x > 0 else -x, r"`if`"),
+    (lambda x: float(x), r"float\(\)"),
+    (lambda x: int(x) * x, r"int\(\)"),
+    (lambda x: x * range(x)[0], r"index"),
+    (lambda x: np.asarray(x).sum(), r"NumPy array"),
+])
+def test_python_control_flow_on_traced_values(body, what):
+    with pytest.raises(fg.ConcretizationError, match=what) as info:
+        fg.grad(body)(1.0)
+    msg = str(info.value)
+    assert re.search(HERE + r":\d+", msg), msg            # points at this file
+    assert "depends on argument 'x'" in msg and "fnp.where" in msg
+
+
+def test_while_on_traced_value():
+    def f(x):
+        while x < 10:
+            x = x * 2
+        return x
+    with pytest.raises(fg.ConcretizationError, match="while"):
+        fg.grad(f)(1.0)
+
+
+def test_item_assignment_suggests_at():
+    def f(x):
+        x[0] = 0.0
+        return fnp.sum(x)
+    with pytest.raises(fg.MutationError, match=r"\.at\[idx\]\.set") as info:
+        fg.grad(f)(np.ones(3))
+    assert re.search(HERE + r":\d+", str(info.value))
+    with pytest.raises(fg.MutationError, match="fnp.sort"):
+        fg.grad(lambda x: x.sort())(np.ones(3))
+    with pytest.raises(fg.MutationError, match="out="):
+        fg.grad(lambda x: np.sin(x, out=np.empty(3)).sum())(np.ones(3))
+
+
+@pytest.mark.parametrize("call, name", [
+    (lambda x: np.fft.fft(x), r"np\.fft\.fft"),
+    (lambda x: np.sinc(x), r"np\.sinc"),
+    (lambda x: np.add.outer(x, x), r"np\.add\.outer"),
+    (lambda x: np.frexp(x)[0], r"np\.frexp"),
+])
+def test_unsupported_numpy_function_is_named(call, name):
+    with pytest.raises(fg.UnsupportedFunctionError, match=name + r".*not supported") as info:
+        fg.grad(lambda x: fnp.sum(call(x)))(np.ones(3))
+    assert re.search(HERE + r":\d+", str(info.value))
+
+
+@pytest.mark.parametrize("body, pattern", [
+    (lambda x: x[:2] + x, r"broadcast together with shapes \(2,\) \(3,\)"),
+    (lambda x: fnp.reshape(x, (2, 2)), r"cannot reshape array of size 3"),
+    (lambda x: fnp.outer(x, x) @ x[:2], r"matmul: dimension mismatch"),
+    (lambda x: fnp.concatenate([x, fnp.outer(x, x)]), r"same number of dimensions"),
+])
+def test_shape_errors_at_trace_time_point_at_user_line(body, pattern):
+    with pytest.raises(fg.ShapeError, match=pattern) as info:
+        fg.grad(lambda x: fnp.sum(body(x)))(np.ones(3))
+    assert re.search(HERE + r":\d+", str(info.value))
+
+
+def test_escaped_tracer():
+    leaked = []
+    fg.grad(lambda x: leaked.append(x) or x * 2.0)(1.0)
+    with pytest.raises(fg.EscapedTracerError, match="escaped|after the transform"):
+        fnp.sin(leaked[0])
