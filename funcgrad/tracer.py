@@ -220,6 +220,7 @@ class Tracer(Traced):
             name = ufunc.__name__
         else:
             name = _UFUNC_METHODS.get((method, ufunc.__name__))
+            kwargs.setdefault("axis", 0)          # ufunc.reduce/accumulate default to axis 0
         fn = NAMESPACE.get(name) if name else None
         if fn is None:
             what = f"np.{ufunc.__name__}" + ("" if method == "__call__" else f".{method}")

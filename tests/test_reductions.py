@@ -1,0 +1,133 @@
+"""Reductions, cumulative ops and sorting: values vs NumPy, derivatives vs finite differences,
+axis/keepdims/ddof/dtype handling, and the tie convention for max/min."""
+import numpy as np
+import pytest
+import scipy.special
+
+import funcgrad as fg
+import funcgrad.numpy as fnp
+from funcgrad.api import evaluate
+from conftest import check_grads, rand
+
+REDUCTIONS = ["sum", "mean", "prod", "max", "min", "var", "std", "amax", "amin"]
+AXES = [None, 0, 1, -1, (0, 2), (0, 1, 2)]
+
+
+@pytest.mark.parametrize("name", REDUCTIONS)
+@pytest.mark.parametrize("axis", AXES)
+@pytest.mark.parametrize("keepdims", [False, True])
+def test_reduction_values_and_grads(name, axis, keepdims):
+    x = rand((2, 3, 4), "positive" if name == "prod" else "real", seed=1)
+    f = lambda x: getattr(fnp, name)(x, axis=axis, keepdims=keepdims)
+    want = getattr(np, name)(x, axis=axis, keepdims=keepdims)
+    got = evaluate(f, x)
+    assert np.shape(got) == np.shape(want)
+    np.testing.assert_allclose(got, want, rtol=1e-13)
+    check_grads(f, (x,), order=2)
+
+
+@pytest.mark.parametrize("ddof", [0, 1])
+def test_var_std_ddof(ddof):
+    x = rand((5, 3), seed=2)
+    for name in ("var", "std"):
+        f = lambda x: getattr(fnp, name)(x, axis=0, ddof=ddof)
+        np.testing.assert_allclose(evaluate(f, x), getattr(np, name)(x, axis=0, ddof=ddof))
+        check_grads(f, (x,), order=2)
+
+
+def test_prod_gradient_exact_with_zeros():
+    x = np.array([[2.0, 0.0, 3.0], [0.0, 0.0, 5.0], [1.0, 4.0, 2.0]])
+    g = fg.grad(lambda x: fnp.sum(fnp.prod(x, axis=1)))(x)
+    np.testing.assert_array_equal(g, [[0, 6, 0], [0, 0, 0], [8, 2, 4]])
+
+
+def test_max_ties_share_gradient_equally():
+    x = np.array([[1.0, 3.0, 3.0], [2.0, 2.0, 2.0]])
+    g = fg.grad(lambda x: fnp.sum(fnp.max(x, axis=1)))(x)
+    np.testing.assert_allclose(g, [[0, 0.5, 0.5], [1 / 3, 1 / 3, 1 / 3]])
+    g = fg.grad(lambda x: fnp.min(x))(x)
+    np.testing.assert_allclose(g, [[1, 0, 0], [0, 0, 0]])
+
+
+def test_integer_and_bool_sums_follow_numpy_dtypes():
+    n = np.arange(6, dtype=np.int32).reshape(2, 3)
+    for f in (lambda x: fnp.sum(n, axis=0) + 0 * x[0], lambda x: fnp.mean(n) + 0 * x[0],
+              lambda x: fnp.sum(n > 2) + 0 * x[0], lambda x: fnp.prod(n + 1, axis=1) + 0 * x[0]):
+        got = np.asarray(evaluate(f, np.ones(1)))
+        want = np.asarray(f(np.ones(1)))
+        assert got.dtype == want.dtype
+        np.testing.assert_array_equal(got, want)
+    x32 = rand((4,), dtype=np.float32)
+    assert fg.grad(lambda x: fnp.mean(x))(x32).dtype == np.float32
+    assert np.asarray(evaluate(lambda x: fnp.sum(x, dtype=np.float64), x32)).dtype == np.float64
+
+
+@pytest.mark.parametrize("axis", [None, 0, 1])
+@pytest.mark.parametrize("keepdims", [False, True])
+def test_logsumexp(axis, keepdims):
+    x = rand((3, 4), seed=3) * 10
+    f = lambda x: fnp.logsumexp(x, axis=axis, keepdims=keepdims)
+    np.testing.assert_allclose(evaluate(f, x), scipy.special.logsumexp(x, axis=axis, keepdims=keepdims))
+    check_grads(f, (x,), order=2)
+    big = np.array([1000.0, 1000.0])
+    np.testing.assert_allclose(fg.grad(fnp.logsumexp)(big), [0.5, 0.5])
+
+
+@pytest.mark.parametrize("name", ["argmax", "argmin"])
+@pytest.mark.parametrize("axis", [None, 0, 1])
+def test_arg_reductions(name, axis):
+    x = rand((3, 4), seed=4)
+    got = evaluate(lambda x: getattr(fnp, name)(x, axis=axis, keepdims=True), x)
+    np.testing.assert_array_equal(got, getattr(np, name)(x, axis=axis, keepdims=True))
+    g = fg.grad(lambda x: fnp.sum(x * getattr(fnp, name)(x, axis=axis, keepdims=True)))(x)
+    assert g.shape == x.shape
+
+
+def test_all_any():
+    x = np.array([[1.0, -1.0], [2.0, 3.0]])
+    for name in ("all", "any"):
+        for axis in (None, 0, 1):
+            got = evaluate(lambda x: getattr(fnp, name)(x > 0, axis=axis), x)
+            np.testing.assert_array_equal(got, getattr(np, name)(x > 0, axis=axis))
+
+
+@pytest.mark.parametrize("name", ["cumsum", "cumprod"])
+@pytest.mark.parametrize("axis", [None, 0, 1])
+def test_cumulative(name, axis):
+    x = rand((3, 4), "positive", seed=5)
+    f = lambda x: getattr(fnp, name)(x, axis=axis)
+    np.testing.assert_allclose(evaluate(f, x), getattr(np, name)(x, axis=axis), rtol=1e-13)
+    check_grads(f, (x,), order=2)
+
+
+@pytest.mark.parametrize("axis", [-1, 0, None])
+def test_sort_and_argsort(axis):
+    x = rand((3, 4), seed=6)
+    np.testing.assert_array_equal(evaluate(lambda x: fnp.sort(x, axis=axis), x), np.sort(x, axis=axis))
+    np.testing.assert_array_equal(evaluate(lambda x: fnp.argsort(x, axis=axis), x),
+                                  np.argsort(x, axis=axis, kind="stable"))
+    check_grads(lambda x: fnp.sort(x, axis=axis), (x,), order=2)
+    # the gradient goes back to each element's original position
+    w = np.arange(x.size, dtype=float).reshape(np.sort(x, axis=axis).shape)
+    g = fg.grad(lambda x: fnp.sum(fnp.sort(x, axis=axis) * w))(x)
+    if axis is None:
+        g, x, ax = g.ravel(), x.ravel(), 0
+    else:
+        ax = axis
+    np.testing.assert_array_equal(np.take_along_axis(g, np.argsort(x, axis=ax), ax), w)
+
+
+def test_methods_and_plain_numpy_dispatch():
+    x = rand((3, 4), seed=7)
+    f_methods = lambda x: x.sum(axis=0).max() + x.mean() * x.std() + x.prod(axis=1).min() + x.var()
+    f_numpy = lambda x: np.max(np.sum(x, axis=0)) + np.mean(x) * np.std(x) + np.min(np.prod(x, axis=1)) + np.var(x)
+    np.testing.assert_allclose(evaluate(f_methods, x), f_numpy(x))
+    np.testing.assert_array_equal(fg.grad(f_methods)(x), fg.grad(f_numpy)(x))
+    np.testing.assert_allclose(evaluate(lambda x: np.add.reduce(x, axis=1), x), x.sum(1))
+    np.testing.assert_allclose(evaluate(lambda x: np.maximum.reduce(x), x), x.max(0))
+
+
+def test_empty_reduction_errors_like_numpy():
+    with pytest.raises(ValueError, match="zero-size"):
+        evaluate(lambda x: fnp.max(x), np.ones((0,)))
+    assert evaluate(lambda x: fnp.sum(x), np.ones((0,))) == 0.0
