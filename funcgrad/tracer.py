@@ -140,6 +140,9 @@ class Tracer(Traced):
             raise TypeError("len() of a 0-d traced array")
         return self.shape[0]
 
+    def __round__(self, ndigits=None):
+        return _ns("round")(self, ndigits or 0)
+
     def __iter__(self):
         if not self.shape:
             raise TypeError("iteration over a 0-d traced array")
@@ -208,7 +211,9 @@ class Tracer(Traced):
         raise self._concrete_error(".tolist()")
 
     def __array__(self, dtype=None, copy=None):
-        raise self._concrete_error("Converting to a NumPy array (np.asarray/np.array)")
+        raise self._concrete_error(
+            "Converting to a NumPy array (np.asarray/np.array, or a NumPy function given a "
+            "list of traced values: use fnp.array(list) or fnp.stack(list))")
 
     # -- NumPy protocols ------------------------------------------------------------------------
     def __array_ufunc__(self, ufunc, method, *inputs, out=None, **kwargs):

@@ -145,3 +145,12 @@ def test_tree_util_roundtrip():
     doubled = fg.tree_util.tree_map(lambda x: 2 * x, tree)
     assert doubled["b"] == Point(6.0, 8.0)
     assert hash(td) == hash(fg.tree_util.tree_structure(tree))
+
+
+def test_lists_and_tuples_of_traced_values_are_accepted_like_numpy():
+    assert fg.grad(lambda x: fnp.sum([x, 2 * x]))(1.0) == 3.0
+    assert fg.grad(lambda x: fnp.sum(fnp.array([x, x ** 2])))(3.0) == 7.0
+    assert fg.grad(lambda x: fnp.dot([x, 1.0], (x, x)))(3.0) == 7.0
+    assert fg.grad(lambda x: fnp.prod(fnp.stack((x, x, 2.0))))(3.0) == 12.0
+    with pytest.raises(fg.ConcretizationError, match="fnp.array"):
+        fg.grad(lambda x: np.sum([x, x]))(1.0)

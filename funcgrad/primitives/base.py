@@ -32,12 +32,38 @@ def define(name, **rules) -> Primitive:
     return prim
 
 
+# Functions whose array arguments are themselves sequences of arrays; every other exported
+# function gets list/tuple arguments that hold traced values stacked into one array, as NumPy
+# would convert them.
+SEQUENCE_ARGS = {"concatenate", "concat", "stack", "hstack", "vstack", "row_stack", "dstack",
+                 "column_stack", "array", "asarray", "asanyarray", "ascontiguousarray",
+                 "multi_dot", "block", "broadcast_arrays", "einsum", "meshgrid"}
+
+
+def _has_traced_leaf(x):
+    if isinstance(x, Traced):
+        return True
+    return isinstance(x, (list, tuple)) and any(_has_traced_leaf(e) for e in x)
+
+
+def _accept_sequences(fn):
+    """Wrap fn so that list/tuple arguments holding traced values become arrays first."""
+    def wrapper(*args, **kwargs):
+        if any(type(a) in (list, tuple) and _has_traced_leaf(a) for a in args):
+            args = [NAMESPACE["array"](a) if type(a) in (list, tuple) and _has_traced_leaf(a)
+                    else a for a in args]
+        return fn(*args, **kwargs)
+    wrapper.__name__, wrapper.__qualname__ = fn.__name__, fn.__qualname__
+    wrapper.__doc__, wrapper.__wrapped__ = fn.__doc__, fn
+    return wrapper
+
+
 def export(*names, linalg=False):
     """Decorator: publish a function as funcgrad.numpy.<name> (or funcgrad.numpy.linalg.<name>)."""
     def deco(fn):
         table = LINALG if linalg else NAMESPACE
         for n in names or (fn.__name__.rstrip("_"),):
-            table[n] = fn
+            table[n] = fn if n in SEQUENCE_ARGS or n.startswith("_") else _accept_sequences(fn)
         return fn
     return deco
 
