@@ -1,0 +1,630 @@
+"""`funcgrad.numpy.linalg`: NumPy's linear algebra, traceable and differentiable.
+
+Primitives (each evaluated with the NumPy function of the same name, batched over leading
+dimensions): solve, inv, det, slogdet, cholesky, eigh, eigvalsh, svd, svdvals, pinv.
+norm, matrix_power, multi_dot and NumPy 2's aliases (matmul, tensordot, trace, outer, cross,
+vecdot, diagonal, matrix_transpose, vector_norm, matrix_norm) are compositions. Every vjp rule
+is written with funcgrad operations (matmul, solve, inv, where, ...), so derived programs can
+be differentiated again.
+
+Gradient conventions:
+* Symmetric inputs. eigh, eigvalsh, cholesky, and svd/pinv with hermitian=True read only one
+  triangle of `a` (the lower one; the upper one for UPLO='U' / upper=True), as NumPy does, and
+  the gradient is that of the function NumPy computes: 0 on the unread triangle, S_ij + S_ji on
+  an off-diagonal entry of the read one (it stands for both (i, j) and (j, i)), S_ii on the
+  diagonal, where S is the gradient along symmetric perturbations. So <grad, V> is the exact
+  directional derivative for every V, symmetric or not. For a symmetric gradient (JAX's
+  convention) symmetrize the input yourself: eigh((A + A.T) / 2).
+* eigh/svd gradients use F_ij = 1/(w_j - w_i) (1/(s_j**2 - s_i**2) for svd): they are
+  undefined (inf/nan) for repeated eigenvalues/singular values, except for the eigenvalues or
+  singular values alone (eigvalsh, svd(compute_uv=False)). The svd gradient for m != n also
+  needs nonzero singular values. Eigenvectors and singular vectors are defined only up to sign,
+  so only functions that do not depend on the signs have meaningful gradients.
+* svd(full_matrices=True) with m != n: the extra columns of U (rows of Vh) are an arbitrary
+  basis of the orthogonal complement; their cotangent is taken along the gauge that keeps the
+  complement's basis fixed inside it (dU_perp = -U dU^T U_perp). This is exact for functions of
+  the complement that do not depend on the basis chosen (e.g. of U_perp @ U_perp.T).
+* slogdet's sign has no gradient; det/slogdet/inv/solve gradients need a nonsingular matrix.
+* norm: the vector 2-norm, the Frobenius norm and general p-norms (p >= 1) have gradient 0 at
+  x = 0 (not NaN); elsewhere derivatives of all orders are exact.
+* pinv's gradient (Golub & Pereyra) holds where the rank is locally constant (full rank).
+"""
+from __future__ import annotations
+
+from __future__ import annotations
+
+import functools
+import operator
+from collections import namedtuple
+
+import numpy as np
+
+from ..ir import Aval, Traced, aval_of
+from .base import (broadcast_shapes, broadcast_to, convert, define, export, normalize_axes,
+                   reshape, transpose)
+from .contract import (cross as _cross, diagonal as _diagonal, matmul, outer as _outer,
+                       tensordot as _tensordot, trace as _trace)
+from .elementwise import absolute, multiply, not_equal, sqrt, where
+from .indexing import getitem
+from .reductions import max as _max, min as _min, sum as _sum
+from .shape import expand_dims, moveaxis
+
+LinAlgError = np.linalg.LinAlgError
+EighResult = namedtuple("EighResult", ["eigenvalues", "eigenvectors"])
+SlogdetResult = namedtuple("SlogdetResult", ["sign", "logabsdet"])
+SVDResult = namedtuple("SVDResult", ["U", "S", "Vh"])
+
+
+# ---- helpers ----------------------------------------------------------------------------------
+
+def _has_traced(xs):
+    return any(isinstance(x, Traced) or (type(x) in (list, tuple) and _has_traced(x)) for x in xs)
+
+
+def _public(fn):
+    """Export fn as funcgrad.numpy.linalg.<name>; on concrete inputs NumPy's own function runs."""
+    np_fn = getattr(np.linalg, fn.__name__, fn)     # (NumPy 1.x lacks the NumPy 2 names)
+
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        if _has_traced(args) or _has_traced(kwargs.values()):
+            return fn(*args, **kwargs)
+        return np_fn(*args, **kwargs)
+    return export(fn.__name__, linalg=True)(wrapper)
+
+
+def _as_float(*xs):
+    """Convert to the common floating dtype NumPy's linalg computes in (ints -> float64)."""
+    dt = np.result_type(*[d if d.kind in "fc" else np.float64
+                          for d in (aval_of(x).dtype for x in xs)])
+    out = [convert(x if isinstance(x, Traced) else np.asarray(x), dt) for x in xs]
+    return out[0] if len(out) == 1 else out
+
+
+def _square(a, square=True):
+    """Check that a is a (stack of) square matrices (any matrices if not square); as float."""
+    shape = aval_of(a).shape
+    if len(shape) < 2:
+        raise LinAlgError(f"{len(shape)}-dimensional array given. Array must be at least "
+                          "two-dimensional")
+    if square and shape[-1] != shape[-2]:
+        raise LinAlgError("Last 2 dimensions of the array must be square")
+    return _as_float(a)
+
+
+def _mT(x):
+    nd = aval_of(x).ndim
+    return transpose(x, tuple(range(nd - 2)) + (nd - 1, nd - 2))
+
+
+def _cols(x, v):       # x * v[..., None, :]: scale column j by v_j
+    return x * expand_dims(v, -2)
+
+
+def _rows(x, v):       # x * v[..., :, None]: scale row i by v_i
+    return x * expand_dims(v, -1)
+
+
+def _diag_embed(v):
+    return _cols(np.eye(aval_of(v).shape[-1], dtype=aval_of(v).dtype), v)
+
+
+def _inv_diff(w):
+    """F[..., i, j] = 1 / (w_j - w_i) off the diagonal, 0 on it."""
+    eye = np.eye(aval_of(w).shape[-1], dtype=bool)
+    return where(eye, 0.0, 1.0 / where(eye, 1.0, expand_dims(w, -2) - expand_dims(w, -1)))
+
+
+def _tril_half(n, dtype):
+    """Lower-triangular ones with 1/2 on the diagonal."""
+    return (np.tril(np.ones((n, n))) - 0.5 * np.eye(n)).astype(dtype)
+
+
+def _fold(s, uplo):
+    """Gradient S along symmetric perturbations -> gradient w.r.t. the triangle NumPy reads."""
+    if uplo is None:
+        return s
+    w = _tril_half(aval_of(s).shape[-1], aval_of(s).dtype)
+    return (s + _mT(s)) * (w if uplo == "L" else w.T)
+
+
+def _add(x, y):
+    return y if x is None else x + y
+
+
+# ---- solve, inv, det, slogdet -----------------------------------------------------------------
+
+def _solve_abstract(a, b):
+    if a.ndim < 2 or a.shape[-1] != a.shape[-2] or b.ndim != a.ndim \
+            or b.shape[:-2] != a.shape[:-2] or b.shape[-2] != a.shape[-1]:
+        raise ValueError(f"solve: incompatible operands {a} and {b}")
+    return Aval(b.shape, np.result_type(a.dtype, b.dtype))
+
+
+def _solve_vjp(ct, a, b, *, out):
+    gb = solve_p.bind(_mT(a), ct)
+    return -matmul(gb, _mT(out)), gb
+
+
+solve_p = define("solve", impl=lambda a, b: np.asarray(np.linalg.solve(a, b)),
+                 abstract=_solve_abstract, vjp=_solve_vjp)
+
+
+@_public
+def solve(a, b):
+    """np.linalg.solve with NumPy 2 semantics: b is a vector only if it is 1-D, else a stack
+    of (M, K) matrices; batch dimensions broadcast.
+
+        >>> x = fnp.linalg.solve(A, b)     # A @ x == b
+    """
+    a, b = _as_float(a, b)
+    _square(a)
+    sa, sb = aval_of(a).shape, aval_of(b).shape
+    vec = len(sb) == 1
+    if vec:
+        b, sb = reshape(b, sb + (1,)), sb + (1,)
+    if len(sb) < 2 or sb[-2] != sa[-1]:
+        raise ValueError(f"solve: b of shape {aval_of(b).shape} does not match a of shape {sa}")
+    batch = broadcast_shapes(sa[:-2], sb[:-2])
+    x = solve_p.bind(broadcast_to(a, batch + sa[-2:], force=True),
+                     broadcast_to(b, batch + sb[-2:], force=True))
+    return reshape(x, batch + sa[-1:]) if vec else x
+
+
+inv_p = define("inv", impl=lambda a: np.asarray(np.linalg.inv(a)), abstract=lambda a: a,
+               vjp=lambda ct, a, *, out: (-matmul(matmul(_mT(out), ct), _mT(out)),))
+
+
+@_public
+def inv(a):
+    """np.linalg.inv (batched); d inv(A) = -inv(A) dA inv(A).
+
+        >>> fnp.linalg.inv(A) @ A     # identity
+    """
+    return inv_p.bind(_square(a))
+
+
+def _times_inv_t(c, a):
+    """c[..., None, None] * inv(a).T, the gradient of det (c = det) and of logabsdet (c = 1)."""
+    return expand_dims(expand_dims(c, -1), -1) * _mT(inv_p.bind(a))
+
+
+det_p = define("det", impl=lambda a: np.asarray(np.linalg.det(a)),
+               abstract=lambda a: Aval(a.shape[:-2], a.dtype),
+               vjp=lambda ct, a, *, out: (_times_inv_t(ct * out, a),))
+
+
+@_public
+def det(a):
+    """np.linalg.det; d det(A)/dA = det(A) inv(A).T (the gradient needs A nonsingular).
+
+        >>> fnp.linalg.det(A)
+    """
+    return det_p.bind(_square(a))
+
+
+slogdet_p = define(     # the sign is piecewise constant: its cotangent cts[0] is dropped
+    "slogdet", impl=lambda a: tuple(np.asarray(r) for r in np.linalg.slogdet(a)),
+    abstract=lambda a: (Aval(a.shape[:-2], a.dtype),) * 2, multiple_results=True,
+    vjp=lambda cts, a, *, out: (None if cts[1] is None else _times_inv_t(cts[1], a),))
+
+
+@_public
+def slogdet(a):
+    """np.linalg.slogdet -> (sign, logabsdet); sign has no gradient, d logabsdet/dA = inv(A).T.
+
+        >>> sign, logdet = fnp.linalg.slogdet(A)
+    """
+    return SlogdetResult(*slogdet_p.bind(_square(a)))
+
+
+# ---- cholesky, eigh, eigvalsh -----------------------------------------------------------------
+
+def _cholesky_vjp(ct, a, *, out, upper):
+    # Murray (2016): A = L L^T  =>  S = L^-T Phi(L^T Lbar) L^-1, Phi = tril with half diagonal
+    lo, lbar = (_mT(out), _mT(ct)) if upper else (out, ct)
+    phi = matmul(_mT(lo), lbar) * _tril_half(aval_of(a).shape[-1], aval_of(a).dtype)
+    x = solve_p.bind(_mT(lo), phi)                    # X = L^-T Phi
+    s = _mT(solve_p.bind(_mT(lo), _mT(x)))            # X L^-1 = (L^-T X^T)^T
+    return (_fold(s, "U" if upper else "L"),)
+
+
+cholesky_p = define("cholesky",
+                    impl=lambda a, *, upper: np.asarray(
+                        np.linalg.cholesky(a, upper=True) if upper else np.linalg.cholesky(a)),
+                    abstract=lambda a, *, upper: a, vjp=_cholesky_vjp)
+
+
+@_public
+def cholesky(a, /, *, upper=False):
+    """np.linalg.cholesky: lower L with A = L @ L.T (upper=True: U with A = U.T @ U). Reads one
+    triangle of A, as NumPy does (gradient convention: see the module docstring).
+
+        >>> L = fnp.linalg.cholesky(A)
+    """
+    return cholesky_p.bind(_square(a), upper=bool(upper))
+
+
+def _uplo(UPLO):
+    if str(UPLO).upper() not in ("L", "U"):
+        raise ValueError("UPLO argument must be 'L' or 'U'")
+    return str(UPLO).upper()
+
+
+def _eigh_vjp(cts, a, *, out, UPLO):
+    (ct_w, ct_v), (w, v) = cts, out
+    inner = None if ct_v is None else _inv_diff(w) * matmul(_mT(v), ct_v)
+    if ct_w is not None:
+        inner = _add(inner, _diag_embed(ct_w))
+    return (_fold(matmul(matmul(v, inner), _mT(v)), UPLO),)
+
+
+eigh_p = define("eigh", impl=lambda a, *, UPLO: tuple(np.linalg.eigh(a, UPLO=UPLO)),
+                abstract=lambda a, *, UPLO: (Aval(a.shape[:-1], a.dtype), a),
+                vjp=_eigh_vjp, multiple_results=True)
+
+
+@_public
+def eigh(a, UPLO="L"):
+    """np.linalg.eigh -> (eigenvalues ascending, eigenvectors as columns). Gradients are
+    undefined for repeated eigenvalues and meaningful only for sign-invariant functions.
+
+        >>> w, V = fnp.linalg.eigh(A)
+    """
+    return EighResult(*eigh_p.bind(_square(a), UPLO=_uplo(UPLO)))
+
+
+def _eigvalsh_vjp(ct, a, *, out, UPLO):
+    v = eigh_p.bind(a, UPLO=UPLO)[1]      # d w_i = v_i^T dA v_i
+    return (_fold(matmul(_cols(v, ct), _mT(v)), UPLO),)
+
+
+eigvalsh_p = define("eigvalsh", impl=lambda a, *, UPLO: np.linalg.eigvalsh(a, UPLO=UPLO),
+                    abstract=lambda a, *, UPLO: Aval(a.shape[:-1], a.dtype), vjp=_eigvalsh_vjp)
+
+
+@_public
+def eigvalsh(a, UPLO="L"):
+    """np.linalg.eigvalsh (ascending); the gradient of w_i is v_i v_i^T, folded as for eigh.
+
+        >>> fnp.linalg.eigvalsh(A)
+    """
+    return eigvalsh_p.bind(_square(a), UPLO=_uplo(UPLO))
+
+
+# ---- svd, svdvals, pinv -----------------------------------------------------------------------
+
+def _split_basis(q, ct, k):
+    """Full U (or V) -> its first k columns, with the cotangent of the other columns (a basis of
+    the complement, fixed up to rotations inside it) moved onto them: dQ_perp = -Q dQ^T Q_perp."""
+    qk, qp = getitem(q, (Ellipsis, slice(None, k))), getitem(q, (Ellipsis, slice(k, None)))
+    if ct is not None:
+        ctk, ctp = getitem(ct, (Ellipsis, slice(None, k))), getitem(ct, (Ellipsis, slice(k, None)))
+        ct = ctk - matmul(qp, matmul(_mT(ctp), qk))
+    return qk, ct
+
+
+def _svd_vjp(cts, a, *, out, full_matrices, hermitian):
+    (ct_u, ct_s, ct_vh), (u, s, vh) = cts, out
+    v, ct_v = _mT(vh), None if ct_vh is None else _mT(ct_vh)
+    m, n = aval_of(a).shape[-2:]
+    k = min(m, n)
+    if full_matrices and m > k:
+        u, ct_u = _split_basis(u, ct_u, k)
+    if full_matrices and n > k:
+        v, ct_v = _split_basis(v, ct_v, k)
+    # Townsend (2016): Abar = U [J S + diag(sbar) + S K] V^T + the terms for m != n
+    inner = None if ct_s is None else _diag_embed(ct_s)
+    if ct_u is not None:
+        utg = matmul(_mT(u), ct_u)
+        inner = _add(inner, _cols(_inv_diff(s * s) * (utg - _mT(utg)), s))
+    if ct_v is not None:
+        vtg = matmul(_mT(v), ct_v)
+        inner = _add(inner, _rows(_inv_diff(s * s) * (vtg - _mT(vtg)), s))
+    g = matmul(matmul(u, inner), _mT(v))
+    if ct_u is not None and m > k:       # (I - U U^T) Ubar S^-1 V^T
+        x = _cols(ct_u, 1.0 / s)
+        g = g + matmul(x - matmul(u, matmul(_mT(u), x)), _mT(v))
+    if ct_v is not None and n > k:       # U S^-1 Vbar^T (I - V V^T)
+        y = _cols(ct_v, 1.0 / s)
+        g = g + matmul(u, _mT(y - matmul(v, matmul(_mT(v), y))))
+    return (_fold(g, "L" if hermitian else None),)
+
+
+def _svd_abstract(a, *, full_matrices, hermitian):
+    (m, n), b = a.shape[-2:], a.shape[:-2]
+    k = min(m, n)
+    return (Aval(b + (m, m if full_matrices else k), a.dtype), Aval(b + (k,), a.dtype),
+            Aval(b + (n if full_matrices else k, n), a.dtype))
+
+
+svd_p = define("svd", impl=lambda a, *, full_matrices, hermitian: tuple(
+    np.linalg.svd(a, full_matrices=full_matrices, hermitian=hermitian)),
+    abstract=_svd_abstract, vjp=_svd_vjp, multiple_results=True)
+
+
+def _svdvals_vjp(ct, a, *, out, hermitian):
+    u, _, vh = svd_p.bind(a, full_matrices=False, hermitian=hermitian)   # d s_i = u_i^T dA v_i
+    return (_fold(matmul(_cols(u, ct), vh), "L" if hermitian else None),)
+
+
+svdvals_p = define("svdvals", impl=lambda a, *, hermitian: np.asarray(
+    np.linalg.svd(a, compute_uv=False, hermitian=hermitian)),
+    abstract=lambda a, *, hermitian: Aval(a.shape[:-2] + (min(a.shape[-2:]),), a.dtype),
+    vjp=_svdvals_vjp)
+
+
+@_public
+def svd(a, full_matrices=True, compute_uv=True, hermitian=False):
+    """np.linalg.svd -> (U, S, Vh), or S for compute_uv=False. Gradients: see the module
+    docstring (distinct singular values; sign-invariant functions of U and Vh).
+
+        >>> U, s, Vh = fnp.linalg.svd(A, full_matrices=False)
+    """
+    a = _square(a, square=bool(hermitian))
+    if not compute_uv:
+        return svdvals_p.bind(a, hermitian=bool(hermitian))
+    return SVDResult(*svd_p.bind(a, full_matrices=bool(full_matrices), hermitian=bool(hermitian)))
+
+
+@_public
+def svdvals(x, /):
+    """np.linalg.svdvals: the singular values, descending.
+
+        >>> fnp.linalg.svdvals(A)
+    """
+    return svdvals_p.bind(_square(x, square=False), hermitian=False)
+
+
+def _pinv_vjp(ct, a, *, out, kw, hermitian):
+    # Golub & Pereyra: dP = -P dA P + P P^T dA^T (I - A P) + (I - P A) dA^T P^T P
+    p, pt, ctt = out, _mT(out), _mT(ct)
+    g = matmul(ctt - matmul(matmul(a, p), ctt), matmul(p, pt)) - matmul(matmul(pt, ct), pt)
+    g = g + matmul(matmul(pt, p), ctt - matmul(ctt, matmul(p, a)))
+    return (_fold(g, "L" if hermitian else None),)
+
+
+pinv_p = define("pinv", impl=lambda a, *, kw, hermitian: np.asarray(
+    np.linalg.pinv(a, hermitian=hermitian, **dict(kw))),
+    abstract=lambda a, *, kw, hermitian: Aval(a.shape[:-2] + a.shape[:-3:-1], a.dtype),
+    vjp=_pinv_vjp)
+_NOVALUE = object()
+
+
+@_public
+def pinv(a, rcond=None, hermitian=False, *, rtol=_NOVALUE):
+    """np.linalg.pinv (SVD-based, NumPy's cutoffs); the gradient assumes locally constant rank.
+    rcond and rtol must be numbers or None when a is traced.
+
+        >>> fnp.linalg.pinv(A) @ b       # least-squares solution
+    """
+    kw = {"rcond": rcond} if rtol is _NOVALUE else {"rcond": rcond, "rtol": rtol}
+    if any(v is not None and np.ndim(v) != 0 for v in kw.values()):
+        raise NotImplementedError("pinv: array-valued rcond/rtol are not supported on traced "
+                                  "values; pass a number")
+    kw = tuple((k, None if v is None else float(v)) for k, v in kw.items())
+    return pinv_p.bind(_square(a, square=False), kw=kw, hermitian=bool(hermitian))
+
+
+# ---- norms --------------------------------------------------------------------------------------
+
+def _safe_root(s, p=2):
+    """s ** (1/p) with value and gradient 0 where s == 0 (instead of inf/NaN)."""
+    zero = s == 0.0
+    safe = where(zero, 1.0, s)
+    return where(zero, 0.0, sqrt(safe) if p == 2 else safe ** (1.0 / p))
+
+
+def _vector_norm(x, ord, axis, keepdims):
+    kw = dict(axis=axis, keepdims=keepdims)
+    if ord in (np.inf, -np.inf):
+        return (_max if ord > 0 else _min)(absolute(x), **kw)
+    if isinstance(ord, str):
+        raise ValueError(f"Invalid norm order '{ord}' for vectors")
+    if ord == 0:
+        return _sum(convert(not_equal(x, 0), aval_of(x).dtype), **kw)
+    if ord == 1:
+        return _sum(absolute(x), **kw)
+    if ord is None or ord == 2:
+        return _safe_root(_sum(x * x, **kw))
+    return _safe_root(_sum(absolute(x) ** ord, **kw), float(ord))
+
+
+def _matrix_norm(x, ord, row, col):
+    nd = aval_of(x).ndim
+    if ord in (2, -2, "nuc"):
+        sv = svdvals_p.bind(moveaxis(x, [row, col], [nd - 2, nd - 1]), hermitian=False)
+        return {2: _max, -2: _min}.get(ord, _sum)(sv, axis=-1)
+    if ord in (1, -1):
+        return (_max if ord > 0 else _min)(_sum(absolute(x), axis=row), axis=col - (col > row))
+    if ord in (np.inf, -np.inf):
+        return (_max if ord > 0 else _min)(_sum(absolute(x), axis=col), axis=row - (row > col))
+    if ord in (None, "fro", "f"):
+        return _safe_root(_sum(x * x, axis=(row, col)))
+    raise ValueError("Invalid norm order for matrices.")
+
+
+@_public
+def norm(x, ord=None, axis=None, keepdims=False):
+    """np.linalg.norm: vector norms (None/2, 1, inf, -inf, 0, any p) and matrix norms
+    (None/'fro', 'nuc', 1, -1, 2, -2, inf, -inf); axis is an int or a 2-tuple. The gradient
+    of the 2-norm and the Frobenius norm at 0 is 0.
+
+        >>> fnp.linalg.norm(x)                  # plain np.linalg.norm(x) on traced x too
+        >>> fnp.linalg.norm(A, ord="nuc", axis=(-2, -1))
+    """
+    x = _as_float(x)
+    nd = aval_of(x).ndim
+    if axis is None:
+        if ord is None or (ord in ("f", "fro") and nd == 2) or (ord == 2 and nd == 1):
+            r = _safe_root(_sum(x * x))
+            return reshape(r, (1,) * nd) if keepdims else r
+        axis = tuple(range(nd))
+    elif not isinstance(axis, tuple):
+        try:
+            axis = (operator.index(axis),)
+        except TypeError:
+            raise TypeError("'axis' must be None, an integer or a tuple of integers") from None
+    if len(axis) == 1:
+        return _vector_norm(x, ord, normalize_axes(axis, nd)[0], keepdims)
+    if len(axis) != 2:
+        raise ValueError("Improper number of dimensions to norm.")
+    row, col = (normalize_axes(ax, nd)[0] for ax in axis)
+    if row == col:
+        raise ValueError("Duplicate axes given.")
+    r = _matrix_norm(x, ord, row, col)
+    if keepdims:
+        r = reshape(r, [1 if i in (row, col) else d for i, d in enumerate(aval_of(x).shape)])
+    return r
+
+
+@_public
+def vector_norm(x, /, *, axis=None, keepdims=False, ord=2):
+    """np.linalg.vector_norm over `axis` (None: all elements; a tuple: those axes together).
+
+        >>> fnp.linalg.vector_norm(X, axis=-1)
+    """
+    x = _as_float(x)
+    shape = aval_of(x).shape
+    axes = normalize_axes(axis, len(shape))
+    if len(axes) == 1:
+        r = _vector_norm(x, ord, axes[0], False)
+    else:                   # flatten the axes into one, in front
+        rest = [i for i in range(len(shape)) if i not in axes]
+        x = reshape(transpose(x, list(axes) + rest), (-1,) + tuple(shape[i] for i in rest))
+        r = _vector_norm(x, ord, 0, False)
+    return reshape(r, [1 if i in axes else d for i, d in enumerate(shape)]) if keepdims else r
+
+
+@_public
+def matrix_norm(x, /, *, keepdims=False, ord="fro"):
+    """np.linalg.matrix_norm over the last two axes.
+
+        >>> fnp.linalg.matrix_norm(A, ord=2)
+    """
+    return norm(x, ord=ord, axis=(-2, -1), keepdims=keepdims)
+
+
+# ---- matrix_power, multi_dot ---------------------------------------------------------------------
+
+@_public
+def matrix_power(a, n):
+    """np.linalg.matrix_power for an integer n (n < 0 inverts first), by repeated squaring.
+
+        >>> fnp.linalg.matrix_power(A, 3)
+    """
+    _square(a)
+    try:
+        n = operator.index(n)
+    except TypeError:
+        raise TypeError("exponent must be an integer") from None
+    if n == 0:
+        av = aval_of(a)
+        return broadcast_to(np.eye(av.shape[-1], dtype=av.dtype), av.shape, force=True)
+    if n < 0:
+        a, n = inv(a), -n
+    z = result = None
+    while n > 0:
+        z = a if z is None else matmul(z, z)
+        n, bit = divmod(n, 2)
+        if bit:
+            result = z if result is None else matmul(result, z)
+    return result
+
+
+def _chain_order(dims):
+    """split[i][j]: where to split the product of arrays i..j (cheapest order, as NumPy)."""
+    n = len(dims) - 1
+    cost, split = [[0] * n for _ in range(n)], [[0] * n for _ in range(n)]
+    for length in range(1, n):
+        for i in range(n - length):
+            j = i + length
+            cost[i][j] = None
+            for k in range(i, j):
+                q = cost[i][k] + cost[k + 1][j] + dims[i] * dims[k + 1] * dims[j + 1]
+                if cost[i][j] is None or q < cost[i][j]:
+                    cost[i][j], split[i][j] = q, k
+    return split
+
+
+@_public
+def multi_dot(arrays, *, out=None):
+    """np.linalg.multi_dot: a chain of matrix products in the cheapest order (the first and
+    last arrays may be 1-D).
+
+        >>> fnp.linalg.multi_dot([A, B, C, v])
+    """
+    arrays = list(arrays)
+    if out is not None:
+        raise NotImplementedError("multi_dot(out=...) writes in place; use the return value")
+    if len(arrays) < 2:
+        raise ValueError("Expecting at least two arrays.")
+    first, last = aval_of(arrays[0]).ndim, aval_of(arrays[-1]).ndim
+    if first == 1:
+        arrays[0] = reshape(arrays[0], (1, -1))
+    if last == 1:
+        arrays[-1] = reshape(arrays[-1], (-1, 1))
+    if any(aval_of(x).ndim != 2 for x in arrays):
+        raise LinAlgError("multi_dot: the arrays in between must be two-dimensional")
+    split = _chain_order([aval_of(x).shape[0] for x in arrays] + [aval_of(arrays[-1]).shape[1]])
+
+    def prod(i, j):
+        return arrays[i] if i == j else matmul(prod(i, split[i][j]), prod(split[i][j] + 1, j))
+    r = prod(0, len(arrays) - 1)
+    return reshape(r, () if first == last == 1 else (-1,)) if 1 in (first, last) else r
+
+
+# ---- NumPy 2 aliases (functions of contract.py with numpy.linalg's signatures) -------------------
+
+export("matmul", linalg=True)(matmul)
+
+
+@_public
+def tensordot(x1, x2, /, *, axes=2):
+    """np.linalg.tensordot, e.g. ``fnp.linalg.tensordot(A, B, axes=1)``."""
+    return _tensordot(x1, x2, axes)
+
+
+@_public
+def matrix_transpose(x, /):
+    """np.linalg.matrix_transpose (swap the last two axes), e.g. ``matrix_transpose(A)``."""
+    if aval_of(x).ndim < 2:
+        raise ValueError("Input array must be at least 2-dimensional")
+    return _mT(x)
+
+
+@_public
+def trace(x, /, *, offset=0, dtype=None):
+    """np.linalg.trace over the last two axes, e.g. ``fnp.linalg.trace(A)``."""
+    _square(x, square=False)
+    return _trace(x, offset, -2, -1, dtype)
+
+
+@_public
+def diagonal(x, /, *, offset=0):
+    """np.linalg.diagonal of the last two axes, e.g. ``fnp.linalg.diagonal(A)``."""
+    _square(x, square=False)
+    return _diagonal(x, offset, -2, -1)
+
+
+@_public
+def outer(x1, x2, /):
+    """np.linalg.outer of two 1-D arrays, e.g. ``fnp.linalg.outer(u, v)``."""
+    if aval_of(x1).ndim != 1 or aval_of(x2).ndim != 1:
+        raise ValueError("Input arrays must be one-dimensional, but they are "
+                         f"x1.ndim={aval_of(x1).ndim} and x2.ndim={aval_of(x2).ndim}.")
+    return _outer(x1, x2)
+
+
+@_public
+def cross(x1, x2, /, *, axis=-1):
+    """np.linalg.cross of (stacks of) 3-vectors, e.g. ``fnp.linalg.cross(u, v)``."""
+    if aval_of(x1).shape[axis] != 3 or aval_of(x2).shape[axis] != 3:
+        raise ValueError("Both input arrays must be (arrays of) 3-dimensional vectors")
+    return _cross(x1, x2, axis=axis)
+
+
+@_public
+def vecdot(x1, x2, /, *, axis=-1):
+    """np.linalg.vecdot, sum(x1 * x2, axis) broadcast, e.g. ``fnp.linalg.vecdot(X, y)``."""
+    return _sum(multiply(x1, x2), axis=axis)

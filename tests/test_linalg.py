@@ -1,0 +1,288 @@
+"""funcgrad.numpy.linalg: forward values against NumPy (traced and interpreted), first and
+second derivatives against central differences, closed forms, batching and conventions."""
+import numpy as np
+import pytest
+
+import funcgrad as fg
+import funcgrad.numpy as fnp
+from conftest import check_grads, rand
+from funcgrad.tree_util import tree_leaves
+
+
+# ---- inputs -----------------------------------------------------------------------------------
+
+def mT(x):
+    return np.swapaxes(x, -1, -2)          # dispatches to funcgrad on traced values
+
+
+def nonsingular(shape, seed=0):
+    return rand(shape, seed=seed) + shape[-1] * np.eye(shape[-1])
+
+
+def spd(shape, seed=0):
+    a = rand(shape, seed=seed)
+    return a @ mT(a) + shape[-1] * np.eye(shape[-1])
+
+
+def proj(v, i, rows=False):
+    """Outer product of column i of v (row i if rows) with itself: sign-invariant."""
+    c = v[..., i:i + 1, :] if rows else v[..., :, i:i + 1]
+    return mT(c) @ c if rows else c @ mT(c)
+
+
+def eigh_invariants(L, a, UPLO="L"):
+    w, v = L.eigh(a, UPLO)
+    return w, (v * w[..., None, :] ** 2) @ mT(v), proj(v, 0)
+
+
+def svd_invariants(L, a, full_matrices=False, hermitian=False):
+    u, s, vh = L.svd(a, full_matrices=full_matrices, hermitian=hermitian)
+    k = s.shape[-1]
+    us = u[..., :, :k] * s[..., None, :] ** 2
+    out = (s, us @ vh[..., :k, :], proj(u, 0), proj(vh, 0, rows=True))
+    if full_matrices and u.shape[-1] > k:        # the complement of the column space
+        out += (u[..., :, k:] @ mT(u[..., :, k:]),)
+    if full_matrices and vh.shape[-2] > k:
+        out += (mT(vh[..., k:, :]) @ vh[..., k:, :],)
+    return out
+
+
+A33, A233 = nonsingular((3, 3), 1), nonsingular((2, 3, 3), 2)
+S33, S233 = spd((3, 3), 3), spd((2, 3, 3), 4)
+R43, R34, R243 = rand((4, 3), seed=5), rand((3, 4), seed=6), rand((2, 4, 3), seed=7)
+v3, v4 = rand((3,), seed=8), rand((4,), seed=9)
+SYM = rand((3, 3), seed=20) + rand((3, 3), seed=20).T      # indefinite, distinct |eigenvalues|
+NEGDET = A233 * np.array([1.0, -1.0])[:, None, None] * np.array([[1.0], [1.0], [-1.0]])
+
+# name -> (f(L, *args) with L = np.linalg or fnp.linalg, args)
+CASES = {
+    "solve_vec": (lambda L, a, b: L.solve(a, b), (A33, v3)),
+    "solve_vec_batched_a": (lambda L, a, b: L.solve(a, b), (A233, v3)),
+    "solve_mat_batched": (lambda L, a, b: L.solve(a, b), (A233, rand((2, 3, 2), seed=10))),
+    "solve_broadcast_b": (lambda L, a, b: L.solve(a, b), (A233, rand((3, 2), seed=11))),
+    "solve_broadcast_a": (lambda L, a, b: L.solve(a, b), (A33, rand((2, 3, 2), seed=12))),
+    "inv": (lambda L, a: L.inv(a), (A233,)),
+    "det": (lambda L, a: L.det(a), (A33,)),
+    "det_batched": (lambda L, a: L.det(a), (NEGDET,)),
+    "slogdet": (lambda L, a: L.slogdet(a)[1] * L.slogdet(a)[0], (NEGDET,)),
+    "cholesky": (lambda L, a: L.cholesky(a), (S233,)),
+    "cholesky_upper": (lambda L, a: L.cholesky(a, upper=True), (S33,)),
+    "eigh": (eigh_invariants, (S233,)),
+    "eigh_U": (lambda L, a: eigh_invariants(L, a, "U"), (S33,)),
+    "eigh_nonsym_input": (eigh_invariants, (A33,)),
+    "eigvalsh": (lambda L, a: L.eigvalsh(a), (S233,)),
+    "eigvalsh_U": (lambda L, a: L.eigvalsh(a, UPLO="U"), (S33,)),
+    "svd_values_tall": (lambda L, a: L.svd(a, compute_uv=False), (R243,)),
+    "svd_values_wide": (lambda L, a: L.svd(a, compute_uv=False), (R34,)),
+    "svdvals": (lambda L, a: L.svdvals(a), (R43,)),
+    "svd_reduced_tall": (svd_invariants, (R243,)),
+    "svd_reduced_wide": (svd_invariants, (R34,)),
+    "svd_square": (svd_invariants, (A233,)),
+    "svd_full_tall": (lambda L, a: svd_invariants(L, a, True), (R43,)),
+    "svd_full_wide": (lambda L, a: svd_invariants(L, a, True), (R34,)),
+    "svd_hermitian": (lambda L, a: svd_invariants(L, a, hermitian=True), (SYM,)),
+    "svd_values_hermitian": (lambda L, a: L.svd(a, compute_uv=False, hermitian=True), (SYM,)),
+    "pinv_tall": (lambda L, a: L.pinv(a), (R243,)),
+    "pinv_wide": (lambda L, a: L.pinv(a), (R34,)),
+    "pinv_hermitian": (lambda L, a: L.pinv(a, hermitian=True), (SYM,)),
+    "pinv_rtol": (lambda L, a: L.pinv(a, rtol=1e-3), (R34,)),
+    "matrix_power_0": (lambda L, a: L.matrix_power(a, 0), (A33,)),
+    "matrix_power_1": (lambda L, a: L.matrix_power(a, 1), (A33,)),
+    "matrix_power_5": (lambda L, a: L.matrix_power(a, 5) / 1e3, (A233,)),
+    "matrix_power_neg": (lambda L, a: L.matrix_power(a, -2), (A233,)),
+    "multi_dot": (lambda L, a, b, c: L.multi_dot([a, b, c]), (R43, R34, R43)),
+    "multi_dot_vectors": (lambda L, x, a, b, y: L.multi_dot([x, a, b, y]), (v4, R43, R34, v4)),
+    "multi_dot_two": (lambda L, a, y: L.multi_dot([a, y]), (R43, v3)),
+    "trace": (lambda L, a: L.trace(a), (A233,)),
+    "trace_offset": (lambda L, a: L.trace(a, offset=1), (R243,)),
+    "diagonal": (lambda L, a: L.diagonal(a, offset=-1), (R243,)),
+    "outer": (lambda L, x, y: L.outer(x, y), (v3, v4)),
+    "cross": (lambda L, x, y: L.cross(x, y), (rand((2, 3), seed=13), v3)),
+    "matmul": (lambda L, a, b: L.matmul(a, b), (R243, R34)),
+    "tensordot": (lambda L, a, b: L.tensordot(a, b, axes=1), (R43, R34)),
+    "vecdot": (lambda L, a, x: L.vecdot(a, x), (R43, v3)),
+    "vecdot_axis": (lambda L, a, x: L.vecdot(a, x, axis=0), (R43, v4[:, None])),
+    "matrix_transpose": (lambda L, a: L.matrix_transpose(a), (R243,)),
+    "vector_norm": (lambda L, a: L.vector_norm(a, axis=(0, 2), ord=3), (R243,)),
+    "vector_norm_all": (lambda L, a: L.vector_norm(a, keepdims=True), (R243,)),
+    "matrix_norm": (lambda L, a: L.matrix_norm(a, ord="nuc", keepdims=True), (R243,)),
+}
+
+
+def _fnp(f):
+    return lambda *args: f(fnp.linalg, *args)
+
+
+@pytest.mark.parametrize("name", list(CASES))
+def test_values_match_numpy(name):
+    f, args = CASES[name]
+    want, got = f(np.linalg, *args), fg.api.evaluate(_fnp(f), *args)
+    for w, g in zip(tree_leaves(want), tree_leaves(got), strict=True):
+        assert np.shape(g) == np.shape(w) and np.asarray(g).dtype == np.asarray(w).dtype
+        np.testing.assert_allclose(g, w, rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.parametrize("name", list(CASES))
+def test_grads(name):
+    f, args = CASES[name]
+    check_grads(_fnp(f), args, order=2)
+
+
+def test_concrete_inputs_call_numpy():
+    assert fnp.linalg.norm(R43, "nuc") == np.linalg.norm(R43, "nuc")
+    np.testing.assert_array_equal(fnp.linalg.inv(A33), np.linalg.inv(A33))
+    w, v = fnp.linalg.eigh(S33)
+    np.testing.assert_array_equal(v, np.linalg.eigh(S33).eigenvectors)
+
+
+@pytest.mark.parametrize("name", ["slogdet", "eigh", "svd"])
+def test_result_namedtuples(name):
+    fn = lambda a: getattr(fnp.linalg, name)(a)
+    got, want = fg.api.evaluate(fn, S33), getattr(np.linalg, name)(S33)
+    assert got._fields == want._fields
+    for field in want._fields:
+        np.testing.assert_allclose(getattr(got, field), getattr(want, field), rtol=1e-12)
+
+
+def test_dtypes():
+    got = fg.api.evaluate(lambda a: (fnp.linalg.inv(a), fnp.linalg.det(a)), A33.astype(np.float32))
+    assert got[0].dtype == np.float32 and got[1].dtype == np.float32
+    ints = np.array([[2, 1], [1, 3]])
+    assert fg.api.evaluate(lambda a: fnp.linalg.det(a), ints) == pytest.approx(5.0)
+    assert fg.api.evaluate(lambda a: fnp.linalg.norm(a), ints).dtype == np.float64
+
+
+# ---- norm ---------------------------------------------------------------------------------------
+
+X = rand((2, 3, 4), seed=14)
+NORMS = [(None, None), (None, 1), (2, -1), (1, 0), (np.inf, 2), (-np.inf, 1), (0, 1), (3, 1),
+         (0.5, -1), (-1, 1), (-2, 2), (None, (0, 1)), ("fro", (1, 2)), ("nuc", (1, 2)),
+         ("nuc", (2, 0)), (1, (1, 2)), (-1, (2, 1)), (2, (1, 2)), (-2, (1, 2)),
+         (np.inf, (1, 2)), (-np.inf, (2, 0))]
+
+
+@pytest.mark.parametrize("keepdims", [False, True])
+@pytest.mark.parametrize("ord,axis", NORMS)
+def test_norm(ord, axis, keepdims):
+    f = lambda x: fnp.linalg.norm(x, ord, axis, keepdims)
+    want = np.linalg.norm(X, ord, axis, keepdims)
+    got = fg.api.evaluate(f, X)
+    assert got.shape == want.shape
+    np.testing.assert_allclose(got, want, rtol=1e-12)
+    check_grads(f, (X,), order=2)
+
+
+@pytest.mark.parametrize("ord,ndim", [(None, 1), (None, 2), (2, 1), (1, 1), (np.inf, 1),
+                                      (-np.inf, 1), (4, 1), ("fro", 2), ("nuc", 2), (1, 2),
+                                      (2, 2), (-2, 2), (-np.inf, 2)])
+def test_norm_without_axis(ord, ndim):
+    x = X[0] if ndim == 2 else X[0, 0]
+    f = lambda x: fnp.linalg.norm(x, ord)
+    np.testing.assert_allclose(fg.api.evaluate(f, x), np.linalg.norm(x, ord), rtol=1e-12)
+    check_grads(f, (x,), order=2)
+
+
+@pytest.mark.parametrize("ord,axis,shape", [(None, None, (3,)), (None, None, (2, 3)),
+                                            ("fro", None, (2, 3)), (2, -1, (2, 3)),
+                                            (None, (0, 1), (2, 3)), (3, None, (3,))])
+def test_norm_gradient_at_zero_is_zero(ord, axis, shape):
+    f = lambda x: fnp.sum(fnp.linalg.norm(x, ord, axis))
+    np.testing.assert_array_equal(fg.grad(f)(np.zeros(shape)), np.zeros(shape))
+    # the second derivative stays finite at 0 (test_norm checks it away from 0)
+    w = rand(shape, seed=21)
+    g2 = fg.grad(lambda x: fnp.sum(fg.grad(f)(x) * w))
+    assert np.all(np.isfinite(g2(np.zeros(shape))))
+    x = rand(shape, seed=15)
+    np.testing.assert_allclose(fg.grad(f)(x), x / np.linalg.norm(x, axis=axis, keepdims=True)
+                               if ord != 3 else np.sign(x) * x ** 2 / np.linalg.norm(x, 3) ** 2)
+
+
+@pytest.mark.parametrize("ord,axis", [(None, None), (2, 0), (1, 1), ("fro", None),
+                                      ("nuc", None), (np.inf, (0, 1))])
+def test_plain_numpy_norm_dispatches(ord, axis):
+    x = rand((3, 4), seed=16)
+    g_np = fg.grad(lambda x: fnp.sum(np.linalg.norm(x, ord=ord, axis=axis)))(x)
+    g_fnp = fg.grad(lambda x: fnp.sum(fnp.linalg.norm(x, ord=ord, axis=axis)))(x)
+    np.testing.assert_array_equal(g_np, g_fnp)
+
+
+def test_plain_numpy_linalg_dispatches():
+    f = lambda a, b: np.linalg.slogdet(a)[1] + np.sum(np.linalg.solve(a, b)) + np.linalg.det(a)
+    g = lambda a, b: fnp.linalg.slogdet(a)[1] + fnp.sum(fnp.linalg.solve(a, b)) + fnp.linalg.det(a)
+    for a, b in zip(fg.grad(f, argnums=(0, 1))(A33, v3), fg.grad(g, argnums=(0, 1))(A33, v3)):
+        np.testing.assert_array_equal(a, b)
+
+
+# ---- closed forms -------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("a", [A33, NEGDET[1]], ids=["posdet", "negdet"])
+def test_closed_forms(a):
+    ia = np.linalg.inv(a)
+    np.testing.assert_allclose(fg.grad(fnp.linalg.det)(a), np.linalg.det(a) * ia.T, rtol=1e-10)
+    np.testing.assert_allclose(fg.grad(lambda a: fnp.linalg.slogdet(a)[1])(a), ia.T, rtol=1e-10)
+    np.testing.assert_allclose(fg.grad(lambda a: fnp.trace(fnp.linalg.inv(a)))(a),
+                               -ia.T @ ia.T, rtol=1e-10)
+    b = rand((3,), seed=17)        # d/db sum(solve(A, b)) = inv(A).T @ 1
+    np.testing.assert_allclose(fg.grad(lambda b: fnp.sum(fnp.linalg.solve(a, b)))(b),
+                               ia.T @ np.ones(3), rtol=1e-10)
+
+
+def test_closed_forms_batched():
+    g = fg.grad(lambda a: fnp.sum(fnp.linalg.slogdet(a)[1]))(NEGDET)
+    np.testing.assert_allclose(g, mT(np.linalg.inv(NEGDET)), rtol=1e-10)
+
+
+def _fold_lower(s):
+    """The gradient w.r.t. the lower triangle of a function of the symmetric matrix."""
+    return np.tril(s + s.T) - np.diag(np.diag(s))
+
+
+def test_symmetric_input_convention():
+    a = S33
+    # sum of eigenvalues = trace: only the diagonal counts
+    np.testing.assert_allclose(fg.grad(lambda a: fnp.sum(fnp.linalg.eigvalsh(a)))(a), np.eye(3),
+                               atol=1e-12)
+    # sum of squared eigenvalues = ||A||_F^2 of the symmetric matrix built from the lower triangle
+    g = fg.grad(lambda a: fnp.sum(fnp.linalg.eigh(a)[0] ** 2))(a)
+    np.testing.assert_allclose(g, _fold_lower(2 * a), rtol=1e-10)
+    g_upper = fg.grad(lambda a: fnp.sum(fnp.linalg.eigvalsh(a, "U") ** 2))(a)
+    np.testing.assert_allclose(g_upper, _fold_lower(2 * a).T, rtol=1e-10)
+    # logdet via cholesky: 2 sum(log diag L) = log det A
+    g = fg.grad(lambda a: 2 * fnp.sum(fnp.log(fnp.diagonal(fnp.linalg.cholesky(a)))))(a)
+    np.testing.assert_allclose(g, _fold_lower(np.linalg.inv(a)), rtol=1e-10)
+    # symmetrizing the input gives the symmetric gradient
+    g = fg.grad(lambda a: fnp.sum(fnp.linalg.eigvalsh((a + a.T) / 2) ** 2))(a)
+    np.testing.assert_allclose(g, 2 * a, rtol=1e-10)
+
+
+def test_svd_values_gradient():
+    u, s, vh = np.linalg.svd(R43, full_matrices=False)
+    g = fg.grad(lambda a: fnp.sum(fnp.linalg.svd(a, compute_uv=False) * np.arange(1.0, 4.0)))(R43)
+    np.testing.assert_allclose(g, (u * np.arange(1.0, 4.0)) @ vh, rtol=1e-10)
+
+
+def test_pinv_is_least_squares():
+    g = fg.grad(lambda a: fnp.sum(fnp.linalg.pinv(a)))(R43)
+    h = fg.grad(lambda a: fnp.sum(fnp.linalg.solve(a.T @ a, a.T)))(R43)
+    np.testing.assert_allclose(g, h, rtol=1e-8)
+
+
+# ---- errors --------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("f,x,err", [
+    (fnp.linalg.inv, R43, np.linalg.LinAlgError),
+    (fnp.linalg.det, v3, np.linalg.LinAlgError),
+    (lambda x: fnp.linalg.eigh(x, UPLO="X"), S33, ValueError),
+    (lambda x: fnp.linalg.norm(x, "fro", axis=0), R43, ValueError),
+    (lambda x: fnp.linalg.norm(x, 3, axis=(0, 1)), R43, ValueError),
+    (lambda x: fnp.linalg.norm(x, 2), X, ValueError),
+    (lambda x: fnp.linalg.norm(x, axis=(0, 0)), R43, ValueError),
+    (lambda x: fnp.linalg.matrix_power(x, 1.5), A33, TypeError),
+    (lambda x: fnp.linalg.pinv(x, rcond=np.array([1e-3, 1e-3])), R243, NotImplementedError),
+    (lambda x: fnp.linalg.multi_dot([x]), R43, ValueError),
+    (lambda x: fnp.linalg.outer(x, x), R43, ValueError),
+    (lambda x: fnp.linalg.solve(x, v4), A33, ValueError),
+])
+def test_errors(f, x, err):
+    with pytest.raises(err):
+        fg.api.evaluate(f, x)
