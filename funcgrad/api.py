@@ -208,14 +208,12 @@ def _check_scalar_output(f, prog, main_tree, has_aux):
 def _unflatten_grads(a: _Args, grads, argnums):
     """Input cotangents (flat, in traced-leaf order) -> one pytree per differentiated argument."""
     it = iter(grads)
-    out, k = [], 0
     diff_positions = {i for i, d in enumerate(a.diff_mask) if d}
-    per_arg = {}
+    per_arg, k = {}, 0
     for i, td in enumerate(a.trees[:-1]):
-        leaves = []
-        for s in a.slots[k:k + td.num_leaves]:
-            leaves.append(next(it) if isinstance(s, int) and s in diff_positions else None)
-        per_arg[i] = tree_unflatten(td, leaves)
+        slots = a.slots[k:k + td.num_leaves]
+        per_arg[i] = tree_unflatten(td, [next(it) if isinstance(s, int) and s in diff_positions
+                                         else None for s in slots])
         k += td.num_leaves
     return [per_arg[i] for i in argnums]
 

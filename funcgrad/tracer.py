@@ -12,7 +12,7 @@ import numpy as np
 from . import ir
 from ._errors import (ConcretizationError, EscapedTracerError, MutationError,
                       UnsupportedFunctionError, user_frame, where)
-from .ir import Aval, Eqn, Lit, Program, Traced, Var
+from .ir import Eqn, Lit, Program, Traced, Var
 from .primitives.base import LINALG, NAMESPACE
 
 __all__ = ["Trace", "Tracer", "trace_flat"]

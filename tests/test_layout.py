@@ -4,7 +4,6 @@ import os
 import subprocess
 import sys
 
-import funcgrad
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PKG = os.path.join(ROOT, "funcgrad")

@@ -1,0 +1,243 @@
+"""funcgrad.numpy.linalg functions built from other funcgrad operations: norm (every vector and
+matrix order; gradient 0 at x = 0 for the 2-, Frobenius and p >= 1 norms), vector_norm,
+matrix_norm, matrix_power, multi_dot, and NumPy 2's aliases of contract.py functions.
+Conventions are stated in linalg.py.
+"""
+from __future__ import annotations
+
+import operator
+
+import numpy as np
+
+from ..ir import aval_of
+from .base import broadcast_to, convert, export, normalize_axes, reshape, transpose
+from .contract import (cross as _cross, diagonal as _diagonal, matmul, outer as _outer,
+                       tensordot as _tensordot, trace as _trace)
+from .elementwise import absolute, multiply, not_equal, sqrt, where
+from .linalg import LinAlgError, _as_float, _mT, _public, _square, inv, svdvals_p
+from .reductions import max as _max, min as _min, sum as _sum
+from .shape import moveaxis
+
+
+# ---- norms --------------------------------------------------------------------------------------
+
+def _safe_root(s, p=2):
+    """s ** (1/p) with value and gradient 0 where s == 0 (instead of inf/NaN)."""
+    zero = s == 0.0
+    safe = where(zero, 1.0, s)
+    return where(zero, 0.0, sqrt(safe) if p == 2 else safe ** (1.0 / p))
+
+
+def _vector_norm(x, ord, axis, keepdims):
+    kw = dict(axis=axis, keepdims=keepdims)
+    if ord in (np.inf, -np.inf):
+        return (_max if ord > 0 else _min)(absolute(x), **kw)
+    if isinstance(ord, str):
+        raise ValueError(f"Invalid norm order '{ord}' for vectors")
+    if ord == 0:
+        return _sum(convert(not_equal(x, 0), aval_of(x).dtype), **kw)
+    if ord == 1:
+        return _sum(absolute(x), **kw)
+    if ord is None or ord == 2:
+        return _safe_root(_sum(x * x, **kw))
+    return _safe_root(_sum(absolute(x) ** ord, **kw), float(ord))
+
+
+def _matrix_norm(x, ord, row, col):
+    nd = aval_of(x).ndim
+    if ord in (2, -2, "nuc"):
+        sv = svdvals_p.bind(moveaxis(x, [row, col], [nd - 2, nd - 1]), hermitian=False)
+        return {2: _max, -2: _min}.get(ord, _sum)(sv, axis=-1)
+    if ord in (1, -1):
+        return (_max if ord > 0 else _min)(_sum(absolute(x), axis=row), axis=col - (col > row))
+    if ord in (np.inf, -np.inf):
+        return (_max if ord > 0 else _min)(_sum(absolute(x), axis=col), axis=row - (row > col))
+    if ord in (None, "fro", "f"):
+        return _safe_root(_sum(x * x, axis=(row, col)))
+    raise ValueError("Invalid norm order for matrices.")
+
+
+@_public
+def norm(x, ord=None, axis=None, keepdims=False):
+    """np.linalg.norm: vector norms (None/2, 1, inf, -inf, 0, any p) and matrix norms
+    (None/'fro', 'nuc', 1, -1, 2, -2, inf, -inf); axis is an int or a 2-tuple. The gradient
+    of the 2-norm and the Frobenius norm at 0 is 0.
+
+        >>> fnp.linalg.norm(x)                  # plain np.linalg.norm(x) on traced x too
+        >>> fnp.linalg.norm(A, ord="nuc", axis=(-2, -1))
+    """
+    x = _as_float(x)
+    nd = aval_of(x).ndim
+    if axis is None:
+        if ord is None or (ord in ("f", "fro") and nd == 2) or (ord == 2 and nd == 1):
+            r = _safe_root(_sum(x * x))
+            return reshape(r, (1,) * nd) if keepdims else r
+        axis = tuple(range(nd))
+    elif not isinstance(axis, tuple):
+        try:
+            axis = (operator.index(axis),)
+        except TypeError:
+            raise TypeError("'axis' must be None, an integer or a tuple of integers") from None
+    if len(axis) == 1:
+        return _vector_norm(x, ord, normalize_axes(axis, nd)[0], keepdims)
+    if len(axis) != 2:
+        raise ValueError("Improper number of dimensions to norm.")
+    row, col = (normalize_axes(ax, nd)[0] for ax in axis)
+    if row == col:
+        raise ValueError("Duplicate axes given.")
+    r = _matrix_norm(x, ord, row, col)
+    if keepdims:
+        r = reshape(r, [1 if i in (row, col) else d for i, d in enumerate(aval_of(x).shape)])
+    return r
+
+
+@_public
+def vector_norm(x, /, *, axis=None, keepdims=False, ord=2):
+    """np.linalg.vector_norm over `axis` (None: all elements; a tuple: those axes together).
+
+        >>> fnp.linalg.vector_norm(X, axis=-1)
+    """
+    x = _as_float(x)
+    shape = aval_of(x).shape
+    axes = normalize_axes(axis, len(shape))
+    if len(axes) == 1:
+        r = _vector_norm(x, ord, axes[0], False)
+    else:                   # flatten the axes into one, in front
+        rest = [i for i in range(len(shape)) if i not in axes]
+        x = reshape(transpose(x, list(axes) + rest), (-1,) + tuple(shape[i] for i in rest))
+        r = _vector_norm(x, ord, 0, False)
+    return reshape(r, [1 if i in axes else d for i, d in enumerate(shape)]) if keepdims else r
+
+
+@_public
+def matrix_norm(x, /, *, keepdims=False, ord="fro"):
+    """np.linalg.matrix_norm over the last two axes.
+
+        >>> fnp.linalg.matrix_norm(A, ord=2)
+    """
+    return norm(x, ord=ord, axis=(-2, -1), keepdims=keepdims)
+
+
+# ---- matrix_power, multi_dot ---------------------------------------------------------------------
+
+@_public
+def matrix_power(a, n):
+    """np.linalg.matrix_power for an integer n (n < 0 inverts first), by repeated squaring.
+
+        >>> fnp.linalg.matrix_power(A, 3)
+    """
+    _square(a)
+    try:
+        n = operator.index(n)
+    except TypeError:
+        raise TypeError("exponent must be an integer") from None
+    if n == 0:
+        av = aval_of(a)
+        return broadcast_to(np.eye(av.shape[-1], dtype=av.dtype), av.shape, force=True)
+    if n < 0:
+        a, n = inv(a), -n
+    z = result = None
+    while n > 0:
+        z = a if z is None else matmul(z, z)
+        n, bit = divmod(n, 2)
+        if bit:
+            result = z if result is None else matmul(result, z)
+    return result
+
+
+def _chain_order(dims):
+    """split[i][j]: where to split the product of arrays i..j (cheapest order, as NumPy)."""
+    n = len(dims) - 1
+    cost, split = [[0] * n for _ in range(n)], [[0] * n for _ in range(n)]
+    for length in range(1, n):
+        for i in range(n - length):
+            j = i + length
+            cost[i][j] = None
+            for k in range(i, j):
+                q = cost[i][k] + cost[k + 1][j] + dims[i] * dims[k + 1] * dims[j + 1]
+                if cost[i][j] is None or q < cost[i][j]:
+                    cost[i][j], split[i][j] = q, k
+    return split
+
+
+@_public
+def multi_dot(arrays, *, out=None):
+    """np.linalg.multi_dot: a chain of matrix products in the cheapest order (the first and
+    last arrays may be 1-D).
+
+        >>> fnp.linalg.multi_dot([A, B, C, v])
+    """
+    arrays = list(arrays)
+    if out is not None:
+        raise NotImplementedError("multi_dot(out=...) writes in place; use the return value")
+    if len(arrays) < 2:
+        raise ValueError("Expecting at least two arrays.")
+    first, last = aval_of(arrays[0]).ndim, aval_of(arrays[-1]).ndim
+    if first == 1:
+        arrays[0] = reshape(arrays[0], (1, -1))
+    if last == 1:
+        arrays[-1] = reshape(arrays[-1], (-1, 1))
+    if any(aval_of(x).ndim != 2 for x in arrays):
+        raise LinAlgError("multi_dot: the arrays in between must be two-dimensional")
+    split = _chain_order([aval_of(x).shape[0] for x in arrays] + [aval_of(arrays[-1]).shape[1]])
+
+    def prod(i, j):
+        return arrays[i] if i == j else matmul(prod(i, split[i][j]), prod(split[i][j] + 1, j))
+    r = prod(0, len(arrays) - 1)
+    return reshape(r, () if first == last == 1 else (-1,)) if 1 in (first, last) else r
+
+
+# ---- NumPy 2 aliases (functions of contract.py with numpy.linalg's signatures) -------------------
+
+export("matmul", linalg=True)(matmul)
+
+
+@_public
+def tensordot(x1, x2, /, *, axes=2):
+    """np.linalg.tensordot, e.g. ``fnp.linalg.tensordot(A, B, axes=1)``."""
+    return _tensordot(x1, x2, axes)
+
+
+@_public
+def matrix_transpose(x, /):
+    """np.linalg.matrix_transpose (swap the last two axes), e.g. ``matrix_transpose(A)``."""
+    if aval_of(x).ndim < 2:
+        raise ValueError("Input array must be at least 2-dimensional")
+    return _mT(x)
+
+
+@_public
+def trace(x, /, *, offset=0, dtype=None):
+    """np.linalg.trace over the last two axes, e.g. ``fnp.linalg.trace(A)``."""
+    _square(x, square=False)
+    return _trace(x, offset, -2, -1, dtype)
+
+
+@_public
+def diagonal(x, /, *, offset=0):
+    """np.linalg.diagonal of the last two axes, e.g. ``fnp.linalg.diagonal(A)``."""
+    _square(x, square=False)
+    return _diagonal(x, offset, -2, -1)
+
+
+@_public
+def outer(x1, x2, /):
+    """np.linalg.outer of two 1-D arrays, e.g. ``fnp.linalg.outer(u, v)``."""
+    if aval_of(x1).ndim != 1 or aval_of(x2).ndim != 1:
+        raise ValueError("Input arrays must be one-dimensional, but they are "
+                         f"x1.ndim={aval_of(x1).ndim} and x2.ndim={aval_of(x2).ndim}.")
+    return _outer(x1, x2)
+
+
+@_public
+def cross(x1, x2, /, *, axis=-1):
+    """np.linalg.cross of (stacks of) 3-vectors, e.g. ``fnp.linalg.cross(u, v)``."""
+    if aval_of(x1).shape[axis] != 3 or aval_of(x2).shape[axis] != 3:
+        raise ValueError("Both input arrays must be (arrays of) 3-dimensional vectors")
+    return _cross(x1, x2, axis=axis)
+
+
+@_public
+def vecdot(x1, x2, /, *, axis=-1):
+    """np.linalg.vecdot, sum(x1 * x2, axis) broadcast, e.g. ``fnp.linalg.vecdot(X, y)``."""
+    return _sum(multiply(x1, x2), axis=axis)
