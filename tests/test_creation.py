@@ -37,3 +37,13 @@ def test_identity_and_constant_functions():
     assert fg.grad(lambda x, y: y, 1)(1.0, 2.0) == 1.0
     out, f_vjp = fg.vjp(lambda x: (x, 2.0), np.ones(2))
     np.testing.assert_array_equal(f_vjp((np.full(2, 3.0), 1.0))[0], [3.0, 3.0])
+
+
+def test_astype_method_and_function():
+    x = rand((3,))
+    y = evaluate(lambda x: x.astype(np.float32) * 2, x)
+    assert y.dtype == np.float32
+    g = fg.grad(lambda x: fnp.sum(fnp.astype(x, np.float32) ** 2))(x)
+    assert g.dtype == np.float64
+    np.testing.assert_allclose(g, 2 * x, rtol=1e-6)
+    assert fg.grad(lambda x: fnp.sum(x.astype(int) * x))(x).dtype == np.float64

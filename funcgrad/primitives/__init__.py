@@ -5,6 +5,7 @@ Owns the registry (`REGISTRY`, name -> Primitive) and the user-facing namespace 
 other (elementwise <- shape <- indexing <- reductions <- contract), never the tracer.
 """
 from .base import LINALG, NAMESPACE, REGISTRY, define, export
-from . import elementwise, shape, indexing, reductions, contract, linalg, linalg_compose, creation  # noqa: F401,E401
+from . import (elementwise, shape, indexing, arrange, pad, reductions, contract,  # noqa: F401
+               linalg, linalg_compose, creation)  # noqa: F401,E401
 
 __all__ = ["REGISTRY", "NAMESPACE", "LINALG", "define", "export"]

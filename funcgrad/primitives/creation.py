@@ -76,3 +76,14 @@ for _name in ("zeros", "ones", "empty", "full", "eye", "identity", "arange", "li
               "logspace", "geomspace", "meshgrid", "indices", "tri", "copy"):
     export(_name)(getattr(np, _name))
 del _name
+
+
+@export()
+def astype(x, dtype, /, *, copy=True):
+    """np.astype / x.astype(dtype): convert the dtype (the gradient converts back).
+
+        >>> x.astype(np.float32)
+    """
+    if not isinstance(x, Traced):
+        return np.asarray(x).astype(dtype, copy=copy)
+    return convert(x, dtype)

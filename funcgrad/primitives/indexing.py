@@ -1,8 +1,10 @@
 """Indexing: `gather` (x[idx]) and its adjoint `scatter` (x.at[idx].add/set/multiply).
 
-An index is parsed once into a static, hashable `spec` (slices, integers, newaxis, and
-placeholders for index arrays); the index arrays themselves (constants or traced integers)
-are operands, so NumPy's full indexing semantics apply, with traced indices too.
+An index is parsed once into a static, hashable `spec` (slices, integers, newaxis, 0-d booleans,
+and placeholders for index arrays); the index arrays themselves (constants or traced integers)
+are operands, so NumPy's full indexing semantics apply, with traced indices too. Boolean masks
+must be concrete (they become integer index arrays); constant indices are bounds-checked while
+tracing, so an out-of-range index is an IndexError at the user's line.
 Gradient convention: x.at[idx].set(v) with repeated indices gives every repeat the cotangent;
 x.at[idx].multiply(v) assumes each index appears once.
 """
@@ -19,13 +21,19 @@ _NEW, _ARR = ("new",), ("arr",)
 
 def parse_index(shape, idx):
     """-> (spec, arrays): spec entries are ('slice', start, stop, step) | ('int', i) | _NEW |
-    _ARR (consumes the next array)."""
+    ('bool', b) (a 0-d boolean: a new axis of length 1 or 0) | _ARR (consumes the next array).
+    Concrete index arrays and boolean masks are checked against `shape` here, so an
+    out-of-bounds index is an IndexError at the user's line while tracing."""
     if not isinstance(idx, tuple):
         idx = (idx,)
+    idx = tuple(_as_index_array(i) if isinstance(i, list) else i for i in idx)
     consumed = sum(1 for i in idx if i is not None and i is not Ellipsis and not _is_bool_arr(i))
-    consumed += sum(aval_of(i).ndim - 1 for i in idx if _is_bool_arr(i))
+    consumed += sum(aval_of(i).ndim for i in idx if _is_bool_arr(i))
     if sum(1 for i in idx if i is Ellipsis) > 1:
         raise IndexError("an index can only have a single ellipsis ('...')")
+    if consumed > len(shape):
+        raise IndexError(f"too many indices for array: array is {len(shape)}-dimensional, "
+                         f"but {consumed} were indexed")
     spec, arrays, dim = [], [], 0
     for item in idx:
         if item is Ellipsis:
@@ -39,9 +47,9 @@ def parse_index(shape, idx):
                          _int_or_none(item.step)))
             dim += 1
         elif isinstance(item, (int, np.integer)) and not isinstance(item, (bool, np.bool_)):
-            if dim >= len(shape) or not -shape[dim] <= item < shape[dim]:
+            if not -shape[dim] <= item < shape[dim]:
                 raise IndexError(f"index {item} is out of bounds for axis {dim} with size "
-                                 f"{shape[dim] if dim < len(shape) else 0}")
+                                 f"{shape[dim]}{where(user_frame())}")
             spec.append(("int", int(item)))
             dim += 1
         elif _is_bool_arr(item):
@@ -50,29 +58,50 @@ def parse_index(shape, idx):
                     f"boolean mask indexing x[mask] with a traced mask{where(user_frame())}: the "
                     "result's size would depend on the values. Use fnp.where(mask, x, 0) (or a "
                     "masked sum) instead.")
-            for nz in np.nonzero(np.asarray(item)):
+            mask = np.asarray(item)
+            if mask.ndim == 0:
+                spec.append(("bool", bool(mask)))
+                continue
+            for k, n in enumerate(mask.shape):
+                if n != shape[dim + k]:
+                    raise IndexError(f"boolean index did not match indexed array along axis "
+                                     f"{dim + k}; size of axis is {shape[dim + k]} but size of "
+                                     f"corresponding boolean axis is {n}{where(user_frame())}")
+            for nz in np.nonzero(mask):
                 spec.append(_ARR)
                 arrays.append(nz)
-            dim += np.ndim(item)
+            dim += mask.ndim
         else:
             arr = item if isinstance(item, Traced) else np.asarray(item)
             if aval_of(arr).dtype.kind not in "iu":
                 raise IndexError("only integers, slices (`:`), ellipsis (`...`), numpy.newaxis "
                                  "(`None`) and integer or boolean arrays are valid indices")
+            if not isinstance(arr, Traced) and arr.size:
+                bad = arr[(arr < -shape[dim]) | (arr >= shape[dim])]
+                if bad.size:
+                    raise IndexError(f"index {bad.flat[0]} is out of bounds for axis {dim} with "
+                                     f"size {shape[dim]}{where(user_frame())}")
             spec.append(_ARR)
             arrays.append(arr)
             dim += 1
-    if dim > len(shape):
-        raise IndexError(f"too many indices for array: array is {len(shape)}-dimensional, "
-                         f"but {dim} were indexed")
     return tuple(spec), arrays
+
+
+def _as_index_array(lst):
+    """A list used as an index: traced entries are stacked; [] is an empty integer array."""
+    from ..tree_util import tree_leaves
+    if any(isinstance(v, Traced) for v in tree_leaves(lst)):
+        from .creation import array
+        return array(lst)
+    arr = np.asarray(lst)
+    return arr.astype(np.intp) if arr.size == 0 else arr
 
 
 def _is_bool_arr(i):
     if isinstance(i, (bool, np.bool_)):
         return True
-    if isinstance(i, (list, np.ndarray, Traced)):
-        return aval_of(i if not isinstance(i, list) else np.asarray(i)).dtype == np.bool_
+    if isinstance(i, (np.ndarray, Traced)):
+        return aval_of(i).dtype == np.bool_
     return False
 
 
@@ -91,7 +120,7 @@ def _build(spec, arrays):
     for s in spec:
         if s[0] == "slice":
             out.append(slice(s[1], s[2], s[3]))
-        elif s[0] == "int":
+        elif s[0] in ("int", "bool"):
             out.append(s[1])
         elif s is _NEW or s == _NEW:
             out.append(None)
@@ -191,10 +220,12 @@ class _IndexUpdateRef:
         return _scatter(self.x, self.idx, values, "mul")
 
     def subtract(self, values):
-        return self.add(-values)
+        """A copy of x with values subtracted at idx (repeated indices accumulate)."""
+        return self.add(-(values if isinstance(values, Traced) else np.asarray(values)))
 
     def divide(self, values):
-        return self.multiply(1.0 / values)
+        """A copy of x with x[idx] divided by values."""
+        return self.multiply(1.0 / (values if isinstance(values, Traced) else np.asarray(values)))
 
 
 class _IndexUpdateHelper:
@@ -212,7 +243,31 @@ class _IndexUpdateHelper:
 
 @export("_at")
 def at(x):
+    """x.at: functional updates of x (what the Tracer's `.at` property returns).
+
+        >>> y = x.at[0, ::2].set(1.0)     # x is unchanged
+    """
     return _IndexUpdateHelper(x)
+
+
+def _value_dependent(name, replacement):
+    def fn(a, *args, **kwargs):
+        if isinstance(a, Traced):
+            raise ConcretizationError(
+                f"np.{name} on a traced array{where(user_frame())}: the size of its result depends "
+                f"on the values, and funcgrad needs every shape when it traces. {replacement}")
+        return getattr(np, name)(a, *args, **kwargs)
+    fn.__name__ = name
+    fn.__doc__ = (f"np.{name} on plain arrays; on traced arrays a ConcretizationError (the "
+                  f"result's size depends on the values).\n\n        >>> fnp.{name}(mask)\n")
+    return export(name)(fn)
+
+
+_MASK_HINT = ("Select with fnp.where(condition, x, y) or mask with a multiplication instead, or "
+              "compute the indices from concrete (untraced) data.")
+nonzero = _value_dependent("nonzero", _MASK_HINT)
+flatnonzero = _value_dependent("flatnonzero", _MASK_HINT)
+argwhere = _value_dependent("argwhere", _MASK_HINT)
 
 
 def slice_axis(x, axis, start, stop, step=None):
@@ -222,29 +277,62 @@ def slice_axis(x, axis, start, stop, step=None):
     return getitem(x, idx)
 
 
+def _index_operand(indices):
+    if isinstance(indices, Traced):
+        return indices
+    if isinstance(indices, list):
+        return _as_index_array(indices)
+    return np.asarray(indices)
+
+
 @export()
-def take(a, indices, axis=None, mode=None):
-    """np.take (mode 'raise' semantics: out-of-range indices are an error).
+def take(a, indices, axis=None, out=None, mode="raise"):
+    """np.take: elements at `indices` along `axis` (of the flattened array when axis is None);
+    indices may be traced. mode 'raise' (out-of-range concrete indices are an IndexError),
+    'wrap' or 'clip'.
 
         >>> fnp.take(x, [0, 2], axis=1)
     """
+    idx = _index_operand(indices)
+    if not isinstance(a, Traced) and not isinstance(idx, Traced):
+        return np.take(a, idx, axis=axis, out=out, mode=mode)
+    if out is not None:
+        raise MutationError(f"np.take(..., out=...) writes in place{where(user_frame())}; traced "
+                            "arrays are immutable. Use the return value instead.")
+    from .shape import ravel
     if axis is None:
-        from .shape import ravel
         a, axis = ravel(a), 0
     nd = aval_of(a).ndim
     axis = normalize_axes(axis, nd)[0]
-    idx = indices if isinstance(indices, Traced) else np.asarray(indices)
+    n = aval_of(a).shape[axis]
+    if mode in ("wrap", "clip") and aval_of(idx).size:
+        if n == 0:
+            raise IndexError("cannot do a non-empty take from an empty axes.")
+        if isinstance(idx, Traced):
+            from .elementwise import clip, remainder
+            idx = remainder(idx, n) if mode == "wrap" else clip(idx, 0, n - 1)
+        else:
+            idx = np.mod(idx, n) if mode == "wrap" else np.clip(idx, 0, n - 1)
+    elif mode not in ("raise", "wrap", "clip", None):
+        raise ValueError(f"clipmode must be one of 'clip', 'raise', or 'wrap' (got {mode!r})")
     return getitem(a, (slice(None),) * axis + (idx,))
 
 
 @export()
-def take_along_axis(arr, indices, axis):
-    """np.take_along_axis (sorting indices, argmax with keepdims, ...).
+def take_along_axis(arr, indices, axis=-1):
+    """np.take_along_axis (sorting indices, argmax with keepdims, ...); indices may be traced.
 
         >>> fnp.take_along_axis(x, fnp.argsort(x, axis=1), axis=1)
     """
+    indices = _index_operand(indices)
+    if not isinstance(arr, Traced) and not isinstance(indices, Traced):
+        return np.take_along_axis(arr, indices, axis=axis)
+    if aval_of(indices).dtype.kind not in "iu":
+        raise IndexError("`indices` must be an integer array")
     shape = aval_of(arr).shape
     if axis is None:
+        if aval_of(indices).ndim != 1:
+            raise ValueError("when axis=None, `indices` must have a single dimension.")
         from .shape import ravel
         arr, axis, shape = ravel(arr), 0, (aval_of(arr).size,)
     nd = len(shape)
@@ -258,6 +346,5 @@ def take_along_axis(arr, indices, axis):
         if d == axis:
             idx.append(indices)
         else:
-            r = np.arange(shape[d]).reshape([-1 if k == d else 1 for k in range(nd)])
-            idx.append(r)
+            idx.append(np.arange(shape[d]).reshape([-1 if k == d else 1 for k in range(nd)]))
     return getitem(arr, tuple(idx))
