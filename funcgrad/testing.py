@@ -45,12 +45,24 @@ def numerical_directional_derivative(f, args, v, u, eps):
     return (_inner(u, plus) - _inner(u, minus)) / (2 * eps)
 
 
-def check_grads(f, args, order=2, modes=("rev",), eps=1e-5, atol=1e-6, rtol=1e-5, seed=0):
+def check_grads(f, args, order=2, modes=("rev",), eps=1e-5, atol=1e-6, rtol=1e-5, seed=0,
+                argnums=None):
     """Check f's derivatives up to `order` against finite differences (float64 inputs).
-
-    Raises AssertionError with f's name, the argument shapes and both values on mismatch.
+    `argnums` (int or tuple) limits the check to those arguments; the others (integer indices,
+    say) are held fixed. Raises AssertionError with f's name, the argument shapes and both
+    values on mismatch.
     """
     args = tuple(args)
+    if argnums is not None:
+        nums = (argnums,) if isinstance(argnums, int) else tuple(argnums)
+
+        def f_of_some(*some):
+            full = list(args)
+            for i, a in zip(nums, some):
+                full[i] = a
+            return f(*full)
+        f_of_some.__name__ = getattr(f, "__name__", "f")
+        return check_grads(f_of_some, [args[i] for i in nums], order, modes, eps, atol, rtol, seed)
     rng = np.random.default_rng(seed)
     unknown = set(modes) - {"rev"}
     if unknown:

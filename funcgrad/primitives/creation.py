@@ -46,6 +46,7 @@ def asarray(a, dtype=None, order=None):
 
 def _like(value):
     def like(a, dtype=None, shape=None):
+        """An array of the shape and dtype of `a` filled with a constant (np.zeros_like etc.)."""
         if not isinstance(a, Traced):
             return np.full_like(a, value, dtype=dtype, shape=shape)
         av = aval_of(a)

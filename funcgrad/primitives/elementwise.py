@@ -197,6 +197,7 @@ def clip(a, a_min=None, a_max=None):
 
 @export()
 def positive(x):
+    """np.positive: the identity (unary +)."""
     return x
 
 
