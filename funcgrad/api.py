@@ -14,7 +14,7 @@ import numpy as np
 
 from ._errors import IntegerInputError, NonScalarOutputError, SourceInfo
 from .interpreter import eval_program
-from .ir import Traced, aval_of
+from .ir import Aval, Traced, aval_of
 from .tracer import trace_flat
 from .transforms.vjp import split_program, vjp_program
 from .tree_util import keystr, tree_flatten, tree_flatten_with_path, tree_unflatten
@@ -66,7 +66,7 @@ def _is_array_like(x):
 class _Args:
     """Flattened call arguments: traced leaves (with labels), static leaves, and how to rebuild."""
 
-    def __init__(self, f, args, kwargs, diff_argnums=(), static_argnums=(), trace_numbers=False):
+    def __init__(self, f, args, kwargs, diff_argnums=(), static_argnums=(), trace_numbers=()):
         names = _arg_names(f, len(args))
         self.tree_args = []
         self.dyn_vals, self.labels, self.diff_mask = [], [], []
@@ -84,9 +84,9 @@ class _Args:
                 if diff:
                     leaf = _check_diff_leaf(f, leaf, label)
                 if not static and (_is_array_like(leaf) or diff or (
-                        trace_numbers and isinstance(leaf, (int, float, complex)))):
+                        trace_numbers and isinstance(leaf, trace_numbers))):
                     self.slots.append(len(self.dyn_vals))
-                    self.dyn_vals.append(leaf if _is_array_like(leaf) else np.asarray(leaf))
+                    self.dyn_vals.append(leaf)
                     self.labels.append(label)
                     self.diff_mask.append(diff)
                 else:
@@ -94,7 +94,9 @@ class _Args:
         self.nargs = len(args)
 
     def avals(self):
-        return [aval_of(v) for v in self.dyn_vals]
+        """Avals of the traced leaves; Python numbers are weakly typed (promote like scalars)."""
+        return [Aval((), np.asarray(v).dtype, weak=True) if type(v) in (int, float, complex)
+                else aval_of(v) for v in self.dyn_vals]
 
     def rebuild(self, dyn):
         leaves = [dyn[s] if isinstance(s, int) else s[1] for s in self.slots]
@@ -169,7 +171,7 @@ def make_ir(f, static_argnums=()):
 
     @functools.wraps(f)
     def traced(*args, **kwargs):
-        a = _Args(f, args, kwargs, static_argnums=static, trace_numbers=True)
+        a = _Args(f, args, kwargs, static_argnums=static, trace_numbers=(int, float, complex))
         prog, consts, _ = _trace_call(f, a)
         return prog
     return traced

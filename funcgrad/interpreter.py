@@ -7,7 +7,7 @@ program, which is how one transform's output is fed to the next. Reads the IR on
 from __future__ import annotations
 
 from . import ir
-from .ir import Lit, Program, bind
+from .ir import Lit, Program, bind_staged
 
 __all__ = ["eval_program"]
 
@@ -38,7 +38,7 @@ def eval_program(prog: Program, *args):
         ins = [v.val if isinstance(v, Lit) else env[v.id] for v in e.inputs]
         prev, override[0] = override[0], e.src
         try:
-            out = bind(e.prim, *ins, **e.params)
+            out = bind_staged(e.prim, *ins, **e.params)
         finally:
             override[0] = prev
         if e.prim.multiple_results:

@@ -24,20 +24,25 @@ _SHORT = {"float64": "f64", "float32": "f32", "float16": "f16", "int64": "i64", 
 
 
 class Aval:
-    """Abstract value: a shape and a NumPy dtype. Hashable; prints as f64[3,4]."""
+    """Abstract value: a shape and a NumPy dtype. Hashable; prints as f64[3,4].
 
-    __slots__ = ("shape", "dtype", "_hash")
+    `weak` marks a traced Python number: in arithmetic it promotes like the Python scalar it
+    came from (float32 array * weak f64 -> float32), as NumPy does with Python scalars."""
 
-    def __init__(self, shape, dtype):
+    __slots__ = ("shape", "dtype", "weak", "_hash")
+
+    def __init__(self, shape, dtype, weak=False):
         self.shape = tuple(int(d) for d in shape)
         self.dtype = np.dtype(dtype)
-        self._hash = hash((self.shape, self.dtype))
+        self.weak = weak
+        self._hash = hash((self.shape, self.dtype, weak))
 
     ndim = property(lambda self: len(self.shape))
     size = property(lambda self: int(np.prod(self.shape, dtype=np.int64)))
 
     def __eq__(self, other):
-        return isinstance(other, Aval) and self.shape == other.shape and self.dtype == other.dtype
+        return (isinstance(other, Aval) and self.shape == other.shape
+                and self.dtype == other.dtype and self.weak == other.weak)
 
     def __hash__(self):
         return self._hash
@@ -198,6 +203,15 @@ def bind(prim: Primitive, *args, **params):
                     "had returned; return values from the function instead of storing them "
                     "in globals or closures")
             return _trace_stack[-1].record(prim, args, params)
+    return prim.impl(*args, **params)
+
+
+def bind_staged(prim: Primitive, *args, **params):
+    """Like bind, but inside a trace record the equation even when every input is concrete.
+    Used when a program is re-evaluated under a transform, so that its structure (a lazy
+    broadcast of a scalar, say) survives instead of being evaluated into a large constant."""
+    if _trace_stack:
+        return _trace_stack[-1].record(prim, args, params)
     return prim.impl(*args, **params)
 
 

@@ -70,7 +70,7 @@ def test_item_assignment_suggests_at():
 
 @pytest.mark.parametrize("call, name", [
     (lambda x: np.fft.fft(x), r"np\.fft\.fft"),
-    (lambda x: np.sinc(x), r"np\.sinc"),
+    (lambda x: np.histogram(x)[0], r"np\.histogram"),
     (lambda x: np.add.outer(x, x), r"np\.add\.outer"),
     (lambda x: np.frexp(x)[0], r"np\.frexp"),
 ])

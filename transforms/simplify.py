@@ -1,7 +1,22 @@
-"""Simplification passes over Programs. Owns dead-code elimination. Imports funcgrad.ir only."""
+"""Simplification passes over Programs, run before compilation.
+
+- dce: drop equations whose outputs are unused (primitives are pure).
+- cse: merge equations that apply the same primitive, with the same params, to the same inputs.
+- fold_constants: evaluate equations whose inputs are all literals (small results only, so that
+  a broadcast of a scalar stays lazy) and forward trivial identities of the adjoint: x * 1,
+  x + 0, x - 0, reshape/transpose/convert that change nothing.
+
+Every pass returns a new Program with the same inputs and outputs. Imports funcgrad.ir only.
+"""
 from __future__ import annotations
 
-from ..ir import Lit, Program
+import numpy as np
+
+from ..ir import Lit, Program, Var
+
+__all__ = ["dce", "cse", "fold_constants", "simplify"]
+
+FOLD_MAX_SIZE = 16   # fold literal-only equations whose results are at most this big
 
 
 def dce(prog: Program) -> Program:
@@ -14,3 +29,119 @@ def dce(prog: Program) -> Program:
             live.update(v.id for v in e.inputs if not isinstance(v, Lit))
     kept.reverse()
     return Program(prog.in_vars, kept, prog.outs)
+
+
+class _Renamer:
+    """Substitution of variables by other atoms, applied to inputs and outputs."""
+
+    def __init__(self):
+        self.sub = {}
+
+    def __call__(self, atom):
+        while isinstance(atom, Var) and atom.id in self.sub:
+            atom = self.sub[atom.id]
+        return atom
+
+    def eqn(self, e):
+        ins = [self(v) for v in e.inputs]
+        if all(a is b for a, b in zip(ins, e.inputs)):
+            return e
+        return type(e)(e.prim, ins, e.outputs, e.params, e.src)
+
+    def program(self, prog, eqns):
+        return Program(prog.in_vars, eqns, [self(o) for o in prog.outs])
+
+
+def _lit_key(lit):
+    v = np.asarray(lit.val)
+    return ("lit", v.dtype.str, v.shape, v.tobytes()) if v.size <= FOLD_MAX_SIZE else ("lit", id(lit))
+
+
+def _eqn_key(e):
+    try:
+        params = tuple(sorted(e.params.items()))
+        hash(params)
+    except TypeError:
+        return None
+    ins = tuple(_lit_key(v) if isinstance(v, Lit) else v.id for v in e.inputs)
+    return (e.prim.name, ins, params)
+
+
+def cse(prog: Program) -> Program:
+    """Common-subexpression elimination."""
+    ren, seen, eqns = _Renamer(), {}, []
+    for e in prog.eqns:
+        e = ren.eqn(e)
+        key = _eqn_key(e)
+        prev = seen.get(key) if key is not None else None
+        if prev is not None:
+            for old, new in zip(e.outputs, prev.outputs):
+                ren.sub[old.id] = new
+            continue
+        if key is not None:
+            seen[key] = e
+        eqns.append(e)
+    return ren.program(prog, eqns)
+
+
+def _scalar_value(atom, defs):
+    """The constant value of an atom that is a literal or a broadcast of a scalar literal."""
+    if isinstance(atom, Lit):
+        v = np.asarray(atom.val)
+        return v.flat[0] if v.size and np.all(v == v.flat[0]) else None
+    e = defs.get(atom.id)
+    if e is not None and e.prim.name == "broadcast_in_dim" and isinstance(e.inputs[0], Lit):
+        return _scalar_value(e.inputs[0], defs)
+    return None
+
+
+def _identity_input(e, defs):
+    """The input an equation passes through unchanged, if it is an identity."""
+    name, ins, out = e.prim.name, e.inputs, e.outputs[0] if e.outputs else None
+    if out is None or len(e.outputs) != 1:
+        return None
+    same = lambda a: a.aval == out.aval
+    if name in ("multiply", "add", "subtract", "divide"):
+        unit = 1 if name in ("multiply", "divide") else 0
+        for k in ((0, 1) if name in ("multiply", "add") else (0,)):
+            other = ins[1 - k]
+            if same(ins[k]) and _scalar_value(other, defs) == unit and not isinstance(
+                    _scalar_value(other, defs), (bool, np.bool_)):
+                return ins[k]
+    if name in ("reshape", "convert_element_type", "broadcast_in_dim") and same(ins[0]):
+        return ins[0]
+    if name == "transpose" and tuple(e.params["perm"]) == tuple(range(len(e.params["perm"]))):
+        return ins[0]
+    if name == "integer_pow" and e.params["y"] == 1:
+        return ins[0]
+    return None
+
+
+def fold_constants(prog: Program) -> Program:
+    """Evaluate small literal-only equations; forward identities (x*1, x+0, no-op reshapes)."""
+    ren, defs, eqns = _Renamer(), {}, []
+    for e in prog.eqns:
+        e = ren.eqn(e)
+        if all(isinstance(v, Lit) for v in e.inputs) and e.inputs and all(
+                v.aval.size <= FOLD_MAX_SIZE for v in e.outputs) and not (
+                e.prim.name == "broadcast_in_dim" and e.outputs[0].aval.ndim):   # stays lazy
+            out = e.prim.impl(*[v.val for v in e.inputs], **e.params)
+            outs = out if e.prim.multiple_results else (out,)
+            for v, o in zip(e.outputs, outs):
+                ren.sub[v.id] = Lit(np.asarray(o, dtype=v.aval.dtype).reshape(v.aval.shape))
+            continue
+        ident = _identity_input(e, defs)
+        if ident is not None:
+            ren.sub[e.outputs[0].id] = ident
+            continue
+        for v in e.outputs:
+            defs[v.id] = e
+        eqns.append(e)
+    return ren.program(prog, eqns)
+
+
+def simplify(prog: Program) -> Program:
+    """The standard pipeline: fold, CSE, DCE (twice, as folding exposes more sharing)."""
+    for _ in range(2):
+        prog = dce(cse(fold_constants(prog)))
+    return prog

@@ -87,7 +87,7 @@ def vjp_program(prog: Program, wrt, ct_mask) -> Program:
         for e in prog.eqns:
             ins = [v.val if isinstance(v, Lit) else env[v.id] for v in e.inputs]
             with ir.use_source(e.src):
-                out = ir.bind(e.prim, *ins, **e.params)
+                out = ir.bind_staged(e.prim, *ins, **e.params)
             for v, o in zip(e.outputs, out if e.prim.multiple_results else (out,)):
                 env[v.id] = o
         cts = [next(ct_args) if m else None for m in ct_mask]

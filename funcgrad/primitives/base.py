@@ -93,7 +93,10 @@ def dtype_or_pytype(x):
         return np.dtype(bool)
     if type(x) in (int, float, complex):
         return type(x)
-    return aval_of(x).dtype
+    a = aval_of(x)
+    if a.weak:
+        return {"f": float, "c": complex, "i": int, "u": int}.get(a.dtype.kind, a.dtype)
+    return a.dtype
 
 
 @lru_cache(maxsize=4096)
@@ -126,7 +129,7 @@ def _convert_vjp(ct, x, *, out, dtype):
 
 
 convert_element_type_p = define(
-    "convert_element_type",
+    "convert_element_type", numba="{dtype}({0})",
     impl=lambda x, *, dtype: np.asarray(x).astype(dtype),
     abstract=lambda a, *, dtype: Aval(a.shape, dtype),
     vjp=_convert_vjp)
