@@ -1,0 +1,236 @@
+"""Program -> Python source for one Numba function.
+
+Variables keep the names `make_ir` prints (a, b, c, ...; Python keywords get a trailing `_`).
+0-d values are scalars, everything else arrays. Loop groups become one loop nest each: array
+inputs are loaded once per iteration (`b_i = b[i0, i1]`), elementwise results are scalar locals
+(`c_i`), and only values needed outside the loop are stored. Array statements come from
+lowerings.py, or call the primitive's NumPy implementation in `numba.objmode`.
+No user string is ever pasted into the source: names are generated, literals are numbers
+formatted with repr, and parameters pass through `_fmt`, which accepts only numbers, dtypes and
+tuples of them.
+"""
+from __future__ import annotations
+
+import keyword
+
+import numpy as np
+
+from ..ir import Lit, Program, Var, _Printer
+from .fusion import INDEX_MAPS, REDUCTIONS, materialized, partition
+from .lowerings import LOWERINGS, numba_type
+
+RESERVED = set(keyword.kwlist) | {"np", "numba", "math", "range", "len", "min", "max", "abs"}
+
+
+def dtype_text(dt):
+    dt = np.dtype(dt)
+    return "np.bool_" if dt == np.bool_ else f"np.{dt.name}"
+
+
+def literal(value, dtype):
+    """Source text of a scalar constant with an exact dtype."""
+    dt = np.dtype(dtype)
+    v = np.asarray(value, dtype=dt).item()
+    if dt == np.bool_:
+        return "True" if v else "False"
+    if dt.kind == "f":
+        text = "np.inf" if v == np.inf else "-np.inf" if v == -np.inf else "np.nan" if v != v \
+            else repr(float(v))
+        return text if dt == np.float64 else f"{dtype_text(dt)}({text})"
+    return f"{dtype_text(dt)}({int(v)})"
+
+
+def _fmt(v):
+    """A static parameter as source text (numbers, dtypes and tuples of them only)."""
+    if isinstance(v, np.dtype):
+        return dtype_text(v)
+    if isinstance(v, (bool, np.bool_)):
+        return repr(bool(v))
+    if isinstance(v, (int, np.integer)):
+        return repr(int(v))
+    if isinstance(v, (float, np.floating)):
+        return repr(float(v))
+    if isinstance(v, tuple):
+        return "(" + "".join(_fmt(x) + ", " for x in v) + ")"
+    if v is None:
+        return "None"
+    raise TypeError(f"parameter {v!r} cannot be written into generated code")
+
+
+class Source:
+    """Lines of the function body with indentation."""
+
+    def __init__(self):
+        self.lines, self.depth = [], 1
+
+    def emit(self, line):
+        self.lines.append("    " * self.depth + line)
+
+
+class Generator:
+    def __init__(self, prog: Program, name="kernel"):
+        self.prog, self.fn_name = prog, name
+        printer = _Printer(source_info=False)
+        printer.program(prog, 0)
+        self.names = {vid: (n + "_" if n in RESERVED else n) for vid, n in printer.names.items()}
+        self.consts: list = []          # non-scalar literals, passed as extra arguments
+        self.const_names: dict[int, str] = {}
+        self.impls: dict[str, object] = {}   # objmode helpers, by name
+        self.src = Source()
+
+    # -- atoms ----------------------------------------------------------------------------------
+    def name(self, v):
+        if isinstance(v, Lit):
+            if v.aval.ndim == 0:
+                return literal(v.val, v.aval.dtype)
+            if id(v) not in self.const_names:
+                self.const_names[id(v)] = f"const{len(self.consts)}"
+                self.consts.append(np.ascontiguousarray(v.val))
+            return self.const_names[id(v)]
+        return self.names[v.id]
+
+    def dims(self, shape):
+        return "(" + "".join(f"{d}, " for d in shape) + ")"
+
+    # -- whole function -------------------------------------------------------------------------
+    def generate(self):
+        order = partition(self.prog)
+        need = materialized(self.prog, order)
+        body = self.src
+        for g in order:
+            if g.is_loop:
+                LoopEmitter(self, g, need).emit()
+            else:
+                self.statement(g.eqns[0])
+        outs = [self.name(o) for o in self.prog.outs]
+        body.emit("return (" + "".join(o + ", " for o in outs) + ")")
+        args = [self.names[v.id] for v in self.prog.in_vars] + [f"const{i}" for i in range(len(self.consts))]
+        header = f"def {self.fn_name}({', '.join(args)}):"
+        return "\n".join([header] + body.lines) + "\n"
+
+    def statement(self, e):
+        outs = [self.names[v.id] for v in e.outputs]
+        ins = [self.name(v) for v in e.inputs]
+        lower = LOWERINGS.get(e.prim.name)
+        lines = lower(outs, ins, e) if lower is not None else None
+        if lines is None:
+            lines = self.objmode(outs, ins, e)
+        self.src.emit(f"# {e.prim.name}" + (f"  ({e.src})" if e.src is not None else ""))
+        for line in lines:
+            self.src.emit(line)
+
+    def objmode(self, outs, ins, e):
+        """Call the primitive's NumPy implementation from compiled code (slow path)."""
+        helper = f"_impl{len(self.impls)}_{e.prim.name}"
+        self.impls[helper] = _objmode_impl(e)
+        types = ", ".join(f"{o}='{numba_type(v.aval)}'" for o, v in zip(outs, e.outputs))
+        target = ", ".join(outs) + ("," if len(outs) == 1 else "")
+        return [f"with numba.objmode({types}):", f"    {target} = {helper}({', '.join(ins)})"]
+
+
+def _objmode_impl(e):
+    prim, params, avals = e.prim, dict(e.params), [v.aval for v in e.outputs]
+
+    def call(*args):
+        out = prim.impl(*[np.asarray(a) for a in args], **params)
+        outs = out if prim.multiple_results else (out,)
+        res = tuple(np.asarray(o, dtype=a.dtype).reshape(a.shape)[()] if a.ndim == 0
+                    else np.ascontiguousarray(o, dtype=a.dtype) for o, a in zip(outs, avals))
+        return res
+    return call
+
+
+class LoopEmitter:
+    """Emit one loop group."""
+
+    def __init__(self, gen: Generator, group, need):
+        self.gen, self.g, self.need = gen, group, need
+        self.shape = group.shape
+        self.idx = [f"i{k}" for k in range(len(self.shape))]
+        self.local: dict[int, str] = {}       # var id -> scalar expression inside the loop
+        self.members = {v.id for e in group.eqns for v in e.outputs}
+
+    def index(self, positions):
+        return "[" + ", ".join(positions) + "]" if positions else ""
+
+    def read(self, v):
+        """Scalar expression for atom v at the current iteration."""
+        if isinstance(v, Lit) and v.aval.ndim == 0:
+            return literal(v.val, v.aval.dtype)
+        if isinstance(v, Var) and v.id in self.local:
+            return self.local[v.id]
+        name = self.gen.name(v)
+        if v.aval.ndim == 0:
+            return name
+        local = f"{name}_i"
+        self.body.append(f"{local} = {name}{self.index(self.idx)}")
+        if isinstance(v, Var):
+            self.local[v.id] = local
+        return local
+
+    def read_mapped(self, v, e):
+        """Input of a broadcast or transpose, read at the remapped position."""
+        if v.aval.ndim == 0:
+            return self.read(v)
+        name = self.gen.name(v)
+        if e.prim.name == "transpose":
+            perm = e.params["perm"]
+            pos = [self.idx[perm.index(d)] for d in range(len(perm))]
+        else:
+            pos = ["0" if v.aval.shape[k] == 1 and self.shape[d] != 1 else self.idx[d]
+                   for k, d in enumerate(e.params["dims"])]
+        return f"{name}{self.index(pos)}"
+
+    def emit(self):
+        src, gen = self.gen.src, self.gen
+        self.body, pre, post = [], [], []
+        for e in self.g.eqns:
+            out = e.outputs[0]
+            oname = gen.names[out.id]
+            if e.prim.name in REDUCTIONS:
+                self.reduction(e, oname, pre, post)
+                continue
+            if e.prim.name in INDEX_MAPS:
+                expr = self.read_mapped(e.inputs[0], e)
+            else:
+                params = {k: (dtype_text(p) if isinstance(p, np.dtype) else _fmt(p))
+                          for k, p in e.params.items()}
+                expr = e.prim.numba.format(*[self.read(v) for v in e.inputs], **params)
+            local = f"{oname}_i" if self.shape else oname
+            self.body.append(f"{local} = {expr}")
+            self.local[out.id] = local
+            if out.id in self.need and self.shape:
+                pre.append(f"{oname} = np.empty({gen.dims(self.shape)}, {dtype_text(out.aval.dtype)})")
+                self.body.append(f"{oname}{self.index(self.idx)} = {local}")
+        names = ", ".join(e.prim.name for e in self.g.eqns)
+        src.emit(f"# fused loop over {gen.dims(self.shape)}: {names}")
+        for line in pre:
+            src.emit(line)
+        for k, n in enumerate(self.shape):
+            src.emit(f"for i{k} in range({n}):")
+            src.depth += 1
+        for line in self.body:
+            src.emit(line)
+        src.depth -= len(self.shape)
+        for line in post:
+            src.emit(line)
+
+    def reduction(self, e, oname, pre, post):
+        x, axes, dt = e.inputs[0], e.params["axes"], e.outputs[0].aval.dtype
+        val = self.read(x)
+        kept = [self.idx[k] for k in range(len(self.shape)) if k not in axes]
+        out_shape = e.outputs[0].aval.shape
+        init = {"reduce_sum": literal(0, dt), "reduce_max": literal(-np.inf, dt),
+                "reduce_min": literal(np.inf, dt)}[e.prim.name]
+        target = f"{oname}{self.index(kept)}" if kept else f"{oname}_acc"
+        if kept:
+            pre.append(f"{oname} = np.full({self.gen.dims(out_shape)}, {init}, {dtype_text(dt)})")
+        else:
+            pre.append(f"{oname}_acc = {init}")
+            post.append(f"{oname} = {oname}_acc")
+        if e.prim.name == "reduce_sum":
+            self.body.append(f"{target} += {val}")
+        else:
+            cmp = ">" if e.prim.name == "reduce_max" else "<"
+            self.body.append(f"if {val} {cmp} {target} or {val} != {val}:")
+            self.body.append(f"    {target} = {val}")

@@ -1,0 +1,147 @@
+"""Array-level lowerings: one function per non-elementwise primitive, returning source lines.
+
+Each takes (output names, input source texts, equation) and returns the lines that assign the
+outputs, or None to fall back to calling the primitive's NumPy implementation in
+numba.objmode (correct for every primitive, but it pays a Python round trip). 0-d values are
+scalars in generated code.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+_NUMBA_SCALAR = {"bool": "boolean"}
+
+
+def numba_type(aval):
+    """Numba type string for objmode: a scalar for 0-d, else a C-contiguous array."""
+    base = _NUMBA_SCALAR.get(aval.dtype.name, aval.dtype.name)
+    if aval.ndim == 0:
+        return base
+    return f"{base}[{', '.join([':'] * (aval.ndim - 1) + ['::1'])}]"
+
+
+def _tuple(xs):
+    return "(" + "".join(f"{int(x)}, " for x in xs) + ")"
+
+
+def _dt(dtype):
+    dtype = np.dtype(dtype)
+    return "np.bool_" if dtype == np.bool_ else f"np.{dtype.name}"
+
+
+def _reshape(outs, ins, e):
+    (o,), (x,) = outs, ins
+    a, shape = e.inputs[0].aval, e.params["shape"]
+    if a.ndim == 0:
+        return [f"{o} = np.full({_tuple(shape)}, {x})"]
+    if len(shape) == 0:
+        return [f"{o} = {x}.ravel()[0]"]
+    return [f"{o} = np.ascontiguousarray({x}).reshape({_tuple(shape)})"]
+
+
+def _basic_index(spec):
+    parts = []
+    for s in spec:
+        if s[0] == "slice":
+            parts.append(":".join("" if v is None else str(int(v)) for v in s[1:]))
+        elif s[0] == "int":
+            parts.append(str(int(s[1])))
+        else:
+            return None
+    return parts
+
+
+def _gather(outs, ins, e):
+    if len(ins) != 1:
+        return None
+    parts = _basic_index(e.params["spec"])
+    if parts is None:
+        return None
+    text = f"{ins[0]}[{', '.join(parts)}]" if parts else ins[0]
+    return [f"{outs[0]} = {text}"]          # a view (or a scalar)
+
+
+def _scatter(outs, ins, e):
+    if len(ins) != 2:
+        return None
+    parts = _basic_index(e.params["spec"])
+    if parts is None:
+        return None
+    op = {"add": "+=", "set": "=", "mul": "*="}[e.params["mode"]]
+    (o,), (x, u) = outs, ins
+    target = f"{o}[{', '.join(parts)}]" if parts else f"{o}[...]"
+    return [f"{o} = {x}.copy()", f"{target} {op} {u}"]
+
+
+def _rev(outs, ins, e):
+    nd, axes = e.inputs[0].aval.ndim, e.params["axes"]
+    parts = ["::-1" if k in axes else ":" for k in range(nd)]
+    return [f"{outs[0]} = {ins[0]}[{', '.join(parts)}]"]
+
+
+def _concatenate(outs, ins, e):
+    return [f"{outs[0]} = np.concatenate(({''.join(x + ', ' for x in ins)}), axis={e.params['axis']})"]
+
+
+def _permuted(dst, src, shape, perm, dtype):
+    """Lines that copy `src` transposed by `perm` into a new C-contiguous array `dst`
+    (explicit loops: Numba compiles np.transpose with an axes tuple very slowly)."""
+    if tuple(perm) == tuple(range(len(perm))):
+        return [f"{dst} = np.ascontiguousarray({src})"]
+    if len(perm) == 2:
+        return [f"{dst} = np.ascontiguousarray({src}.T)"]
+    out_shape = [shape[p] for p in perm]
+    idx = [f"{dst}_{k}" for k in range(len(perm))]
+    src_idx = [idx[perm.index(d)] for d in range(len(perm))]
+    lines = [f"{dst} = np.empty({_tuple(out_shape)}, {_dt(dtype)})"]
+    for k, n in enumerate(out_shape):
+        lines.append("    " * k + f"for {idx[k]} in range({n}):")
+    lines.append("    " * len(perm) + f"{dst}[{', '.join(idx)}] = {src}[{', '.join(src_idx)}]")
+    return lines
+
+
+def _contract(outs, ins, e):
+    """Batched matrix product with BLAS: (batch, free_a, k) @ (batch, k, free_b)."""
+    sa, sb, so = e.params["spec"]
+    a, b, out = e.inputs[0].aval, e.inputs[1].aval, e.outputs[0].aval
+    if a.dtype.kind != "f" or b.dtype.kind != "f" or a.ndim == 0 or b.ndim == 0:
+        return None
+    if any(c not in so and c not in sb for c in sa) or any(c not in so and c not in sa for c in sb):
+        return None                                   # letters summed inside one operand
+    size = dict(zip(sa, a.shape)) | dict(zip(sb, b.shape))
+    batch = [c for c in so if c in sa and c in sb]
+    fa = [c for c in so if c in sa and c not in sb]
+    fb = [c for c in so if c in sb and c not in sa]
+    k = [c for c in sa if c in sb and c not in so]
+    prod = lambda cs: int(np.prod([size[c] for c in cs], dtype=np.int64))
+    B, M, N, K = prod(batch), prod(fa), prod(fb), prod(k)
+    (o,), (x, y) = outs, ins
+    lines = _permuted(f"{o}_a", x, a.shape, [sa.index(c) for c in batch + fa + k], a.dtype)
+    lines += _permuted(f"{o}_b", y, b.shape, [sb.index(c) for c in batch + k + fb], b.dtype)
+    if B == 1:
+        lines.append(f"{o}_m = np.dot({o}_a.reshape({_tuple((M, K))}), {o}_b.reshape({_tuple((K, N))}))")
+    else:
+        lines += [f"{o}_a3 = {o}_a.reshape({_tuple((B, M, K))})",
+                  f"{o}_b3 = {o}_b.reshape({_tuple((B, K, N))})",
+                  f"{o}_m = np.empty({_tuple((B, M, N))}, {_dt(out.dtype)})",
+                  f"for {o}_k in range({B}):",
+                  f"    {o}_m[{o}_k] = np.dot({o}_a3[{o}_k], {o}_b3[{o}_k])"]
+    if not so:
+        return lines + [f"{o} = {o}_m.ravel()[0]"]
+    order = batch + fa + fb
+    perm = [order.index(c) for c in so]
+    shape = [size[c] for c in order]
+    if perm == list(range(len(so))):
+        return lines + [f"{o} = {o}_m.reshape({_tuple(shape)})"]
+    lines.append(f"{o}_r = {o}_m.reshape({_tuple(shape)})")
+    return lines + _permuted(o, f"{o}_r", shape, perm, out.dtype)
+
+
+LOWERINGS = {
+    "reshape": _reshape,
+    "gather": _gather,
+    "scatter": _scatter,
+    "rev": _rev,
+    "concatenate": _concatenate,
+    "contract": _contract,
+}

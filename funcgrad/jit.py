@@ -1,0 +1,160 @@
+"""fg.jit: trace once per signature, simplify, compile with Numba, dispatch fast.
+
+A signature is the pytree structure of the arguments, the shape and dtype of every array leaf,
+and the values of static arguments. Arrays that f closes over are captured when it is traced,
+as in JAX: rebinding or mutating them later is not seen by the compiled function. Called
+inside another transform (grad of jit), a jitted function is simply traced through.
+"""
+from __future__ import annotations
+
+import contextlib
+import functools
+
+import numpy as np
+
+from .api import _Args, _to_numpy, _trace_call, evaluate
+from .ir import Traced
+from .transforms.simplify import simplify
+from .tree_util import tree_flatten, tree_unflatten
+
+__all__ = ["jit", "disable_jit", "JitFunction"]
+
+_disabled = [False]
+
+
+@contextlib.contextmanager
+def disable_jit(disable=True):
+    """Run jitted functions with the reference interpreter inside this block (for debugging).
+
+        >>> with fg.disable_jit():
+        ...     fg.jit(f)(x)          # NumPy, equation by equation
+    """
+    prev, _disabled[0] = _disabled[0], disable
+    try:
+        yield
+    finally:
+        _disabled[0] = prev
+
+
+class _Entry:
+    """One compiled signature: kernel, how to pass arguments, how to rebuild outputs."""
+
+    __slots__ = ("compiled", "out_tree", "scalar_in", "out_types", "fast")
+
+    def __init__(self, compiled, out_tree, in_avals, out_avals):
+        self.compiled, self.out_tree = compiled, out_tree
+        self.scalar_in = [a.ndim == 0 for a in in_avals]
+        self.out_types = [a.dtype.type if a.ndim == 0 else None for a in out_avals]
+        self.fast = self._fast_call()
+
+    def run(self, vals):
+        args = [np.asarray(v)[()] if s else v for v, s in zip(vals, self.scalar_in)]
+        res = self.compiled(*args)
+        return [t(r) if t is not None else r for r, t in zip(res, self.out_types)]
+
+    def _fast_call(self):
+        """The call used when every argument is an array: as little Python as possible."""
+        fn, consts, tree = self.compiled.fn, tuple(self.compiled.consts), self.out_tree
+        simple = not any(self.scalar_in) and not any(t is not None for t in self.out_types)
+        if simple and tree.node_type is None and len(self.out_types) == 1:
+            if consts:
+                return lambda args: fn(*args, *consts)[0]
+            return lambda args: fn(*args)[0]
+        return lambda args: tree_unflatten(tree, self.run(args))
+
+
+class Lowered:
+    """The traced, simplified program and its generated source (fg.jit(f).lower(*args))."""
+
+    def __init__(self, program, out_tree):
+        self.program, self.out_tree = program, out_tree
+        self._source = None
+
+    @property
+    def source(self):
+        if self._source is None:
+            from .backend.compile import generate
+            self._source = generate(self.program)[1]
+        return self._source
+
+    def compile(self, parallel=False):
+        from .backend.compile import compile_program
+        return compile_program(self.program, parallel)
+
+
+class JitFunction:
+    """A function compiled per signature; see `jit`."""
+
+    def __init__(self, f, static_argnums=(), parallel=False):
+        self.f = f
+        self.static_argnums = (static_argnums,) if isinstance(static_argnums, int) else tuple(static_argnums)
+        self.parallel = parallel
+        self._entries: dict = {}
+        self._fast: dict = {}
+        functools.update_wrapper(self, f)
+
+    def _signature(self, a: _Args):
+        statics = tuple(s[1] for s in a.slots if not isinstance(s, int))
+        try:
+            hash(statics)
+        except TypeError:
+            statics = tuple(id(s) for s in statics)
+        return (tuple(a.trees), tuple(a.avals()), statics)
+
+    def lower(self, *args, **kwargs):
+        """Trace and simplify for these arguments; `.source` is the generated code."""
+        a = _Args(self.f, args, kwargs, static_argnums=self.static_argnums,
+                  trace_numbers=(float, complex))
+        prog, consts, out_tree = _trace_call(self.f, a)
+        return Lowered(simplify(prog), out_tree)
+
+    def __call__(self, *args, **kwargs):
+        if not kwargs:
+            try:
+                if len(args) == 1:
+                    key = (args[0].shape, args[0].dtype)
+                else:
+                    key = tuple([(x.shape, x.dtype) for x in args])
+                fast = self._fast.get(key)
+            except AttributeError:
+                fast = None
+            if fast is not None and not _disabled[0]:
+                return fast(args)
+        if _disabled[0]:
+            return evaluate(self.f, *args, **kwargs)
+        if any(isinstance(x, Traced) for x in tree_flatten((args, kwargs))[0]):
+            return self.f(*args, **kwargs)               # inside another transform: inline
+        a = _Args(self.f, args, kwargs, static_argnums=self.static_argnums,
+                  trace_numbers=(float, complex))
+        sig = self._signature(a)
+        entry = self._entries.get(sig)
+        if entry is None:
+            entry = self._entries[sig] = self._compile(a)
+            if (not kwargs and not self.static_argnums and len(a.dyn_vals) == len(args)
+                    and all(type(x) is np.ndarray for x in args)):
+                key = tuple((x.shape, x.dtype) for x in args)
+                self._fast[key[0] if len(args) == 1 else key] = entry.fast
+        return tree_unflatten(entry.out_tree, [_to_numpy(r) for r in entry.run(a.dyn_vals)])
+
+    def _compile(self, a):
+        from .backend.compile import compile_program
+        prog, consts, out_tree = _trace_call(self.f, a)
+        prog = simplify(prog)
+        compiled = compile_program(prog, self.parallel)
+        return _Entry(compiled, out_tree, prog.in_avals, prog.out_avals)
+
+
+def jit(f=None, *, static_argnums=(), parallel=False):
+    """Compile f with Numba, once per signature (shapes, dtypes, pytree structure, statics).
+
+        >>> fast_grad = fg.jit(fg.grad(loss))
+        >>> fast_grad(x)              # first call traces and compiles; later calls are native
+
+    Python floats are traced as 0-d arrays; Python ints and bools, which usually steer control
+    flow (loop counts, flags), are static: each new value compiles anew. `static_argnums` makes
+    any argument static. `parallel=True` lets Numba run large loops on all
+    cores.
+    """
+    if f is None:
+        return functools.partial(jit, static_argnums=static_argnums, parallel=parallel)
+    return JitFunction(f, static_argnums, parallel)

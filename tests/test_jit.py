@@ -1,0 +1,141 @@
+"""fg.jit: compiled results equal the reference interpreter (forward and backward), dispatch,
+static arguments, pytrees, debugging switches. Each test compiles few kernels (CI budget)."""
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import funcgrad as fg
+import funcgrad.numpy as fnp
+from funcgrad.api import evaluate
+from conftest import rand
+
+
+def _same(a, b, rtol=1e-12):
+    for x, y in zip(fg.tree_util.tree_leaves(a), fg.tree_util.tree_leaves(b)):
+        assert np.asarray(x).dtype == np.asarray(y).dtype
+        np.testing.assert_allclose(x, y, rtol=rtol, atol=1e-14)
+
+
+def w1(x):
+    return fnp.sum(fnp.sin(x) * fnp.exp(-x ** 2) + fnp.log1p(x ** 2))
+
+
+def rosen(x):
+    return fnp.sum(100.0 * (x[1:] - x[:-1] ** 2) ** 2 + (1 - x[:-1]) ** 2)
+
+
+def mlp(params, x, labels):
+    h = fnp.tanh(x @ params["W1"] + params["b1"])
+    logits = h @ params["W2"] + params["b2"]
+    logp = logits - fnp.logsumexp(logits, axis=1, keepdims=True)
+    return -fnp.mean(logp[np.arange(labels.shape[0]), labels])
+
+
+@pytest.mark.parametrize("f, shape", [(w1, (50,)), (rosen, (7,))], ids=["W1", "W2"])
+def test_grad_compiled_equals_interpreter(f, shape):
+    x = rand(shape, seed=1)
+    _same(fg.jit(fg.grad(f))(x), fg.grad(f)(x))
+    _same(fg.jit(f)(x), evaluate(f, x))
+
+
+def test_mlp_pytree_value_and_grad():
+    rng = np.random.default_rng(0)
+    params = {"W1": rng.standard_normal((5, 7)), "b1": rng.standard_normal(7),
+              "W2": rng.standard_normal((7, 3)), "b2": rng.standard_normal(3)}
+    x, labels = rng.standard_normal((4, 5)), np.array([0, 2, 1, 2])
+    vg = fg.jit(fg.value_and_grad(mlp))
+    _same(vg(params, x, labels), fg.value_and_grad(mlp)(params, x, labels))
+
+
+def test_reductions_axes_and_broadcasting():
+    def f(x, y):
+        return (fnp.max(x, axis=0) + fnp.sum(x * y, axis=1, keepdims=True)
+                - fnp.min(x, axis=(0, 1)) + fnp.mean(y))
+    x, y = rand((3, 4), seed=2), rand((4,), seed=3)
+    _same(fg.jit(f)(x, y), evaluate(f, x, y))
+    g = lambda x, y: fnp.sum(f(x, y) ** 2)
+    _same(fg.jit(fg.grad(g, (0, 1)))(x, y), fg.grad(g, (0, 1))(x, y))
+
+
+def test_zero_dim_float32_and_python_scalars():
+    f = lambda x, s: fnp.sum(x * s) * s
+    x = rand((3,), dtype=np.float32)
+    out = fg.jit(f)(x, 2.0)
+    assert isinstance(out, np.float32) and np.isclose(out, evaluate(f, x, 2.0), rtol=1e-6)
+    g = fg.jit(fg.grad(lambda s: s ** 3 + fnp.sin(s)))(np.float64(0.5))
+    assert isinstance(g, np.float64) and np.isclose(g, 3 * 0.25 + np.cos(0.5))
+
+
+def test_nan_inf_propagate_and_empty_arrays():
+    f = lambda x: (fnp.max(x), fnp.min(x), fnp.sum(x), fnp.exp(x), x / 0.0)
+    x = np.array([1.0, np.nan, -np.inf, 2.0])
+    with np.errstate(all="ignore"):
+        _same(fg.jit(f)(x), evaluate(f, x))
+        _same(fg.jit(lambda x: (fnp.sum(x), x * 2))(np.ones(0)), (0.0, np.ones(0)))
+
+
+def test_non_contiguous_inputs():
+    f = lambda x: fnp.sum(fnp.tanh(x) * x[::-1], axis=0)
+    base = rand((6, 8), seed=4)
+    jf = fg.jit(f)
+    for x in (base.T, base[::2, 1::3], np.asfortranarray(base)):
+        _same(jf(x), evaluate(f, x))
+
+
+def test_objmode_fallback_for_linalg_and_gathers():
+    def f(a, idx):
+        return fnp.sum(fnp.linalg.solve(a, a[idx]) ** 2)
+    a = rand((4, 4), seed=5) + 4 * np.eye(4)
+    idx = np.array([3, 0, 0, 1])
+    _same(fg.jit(fg.grad(f))(a, idx), fg.grad(f)(a, idx), rtol=1e-10)
+
+
+def test_static_argnums_and_int_arguments():
+    def f(x, n):
+        for _ in range(n):
+            x = fnp.sin(x)
+        return x
+    jf = fg.jit(f)
+    _same(jf(np.ones(3), 2), np.sin(np.sin(np.ones(3))))
+    _same(jf(np.ones(3), 3), np.sin(np.sin(np.sin(np.ones(3)))))
+    jg = fg.jit(lambda x, flag: x * 2 if flag else x, static_argnums=1)
+    _same(jg(np.ones(2), True), 2 * np.ones(2))
+
+
+def test_jit_inside_grad_is_traced_through():
+    inner = fg.jit(lambda x: fnp.sin(x) * x)
+    g = fg.grad(lambda x: fnp.sum(inner(x)))(np.array([0.3, 0.4]))
+    x = np.array([0.3, 0.4])
+    _same(g, np.cos(x) * x + np.sin(x))
+
+
+def test_lower_source_is_readable_and_disable_jit():
+    low = fg.jit(fg.grad(w1)).lower(np.ones(5))
+    src = low.source
+    assert "def kernel(a" in src and "for i0 in range(" in src and "np.sin(" in src
+    assert "fused loop" in src
+    with fg.disable_jit():
+        _same(fg.jit(w1)(np.ones(5)), evaluate(w1, np.ones(5)))
+
+
+def test_dump_env_and_plain_python_mode(tmp_path):
+    code = ("import numpy as np, funcgrad as fg, funcgrad.numpy as fnp\n"
+            "print(fg.jit(fg.grad(lambda x: fnp.sum(fnp.sin(x))))(np.zeros(2)))\n")
+    env = dict(os.environ, FUNCGRAD_DUMP="1", NUMBA_DISABLE_JIT="1")
+    res = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
+                         cwd=tmp_path)
+    assert res.returncode == 0, res.stderr
+    assert "def kernel(" in res.stdout and "[1. 1.]" in res.stdout
+
+
+def test_fast_path_reuses_compiled_entry():
+    jf = fg.jit(fg.grad(rosen))
+    x = rand((5,), seed=6)
+    first = jf(x)
+    assert len(jf._entries) == 1 and len(jf._fast) == 1
+    _same(jf(x + 1.0), fg.grad(rosen)(x + 1.0))
+    assert len(jf._entries) == 1
+    _same(first, fg.grad(rosen)(x))
