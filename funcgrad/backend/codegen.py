@@ -120,23 +120,22 @@ class Generator:
             self.src.emit(line)
 
     def objmode(self, outs, ins, e):
-        """Call the primitive's NumPy implementation from compiled code (slow path)."""
+        """Call the primitive's NumPy implementation from compiled code (slow path).
+        `impls[helper]` = (primitive, params, output avals); compile.py builds the callable."""
         helper = f"_impl{len(self.impls)}_{e.prim.name}"
-        self.impls[helper] = _objmode_impl(e)
+        self.impls[helper] = (e.prim, dict(e.params), [v.aval for v in e.outputs])
         types = ", ".join(f"{o}='{numba_type(v.aval)}'" for o, v in zip(outs, e.outputs))
         target = ", ".join(outs) + ("," if len(outs) == 1 else "")
         return [f"with numba.objmode({types}):", f"    {target} = {helper}({', '.join(ins)})"]
 
 
-def _objmode_impl(e):
-    prim, params, avals = e.prim, dict(e.params), [v.aval for v in e.outputs]
-
+def objmode_call(prim, params, avals):
+    """The Python callable behind an objmode block: NumPy impl, outputs in the declared types."""
     def call(*args):
         out = prim.impl(*[np.asarray(a) for a in args], **params)
         outs = out if prim.multiple_results else (out,)
-        res = tuple(np.asarray(o, dtype=a.dtype).reshape(a.shape)[()] if a.ndim == 0
-                    else np.ascontiguousarray(o, dtype=a.dtype) for o, a in zip(outs, avals))
-        return res
+        return tuple(np.asarray(o, dtype=a.dtype).reshape(a.shape)[()] if a.ndim == 0
+                     else np.ascontiguousarray(o, dtype=a.dtype) for o, a in zip(outs, avals))
     return call
 
 

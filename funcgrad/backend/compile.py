@@ -14,7 +14,7 @@ import threading
 
 import numpy as np
 
-from .codegen import Generator
+from .codegen import Generator, objmode_call
 
 _kernels: dict = {}      # (source, parallel) -> numba dispatcher
 _lock = threading.Lock()
@@ -57,6 +57,7 @@ def _build(source, impls, parallel):
     digest = hashlib.sha256(source.encode()).hexdigest()[:16]
     filename = f"<funcgrad-kernel-{digest}>"
     linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
-    namespace = {"np": np, "numba": numba, "math": math, **impls}
+    namespace = {"np": np, "numba": numba, "math": math}
+    namespace.update({name: objmode_call(*spec) for name, spec in impls.items()})
     exec(compile(source, filename, "exec"), namespace)
     return numba.njit(error_model="numpy", parallel=parallel)(namespace["kernel"])
