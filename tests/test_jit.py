@@ -139,3 +139,12 @@ def test_fast_path_reuses_compiled_entry():
     _same(jf(x + 1.0), fg.grad(rosen)(x + 1.0))
     assert len(jf._entries) == 1
     _same(first, fg.grad(rosen)(x))
+
+
+def test_parallel_equals_serial_up_to_rounding():
+    f = lambda x: fnp.sum(fnp.sin(x) * fnp.exp(-x ** 2) + fnp.log1p(x ** 2))
+    x = rand((1 << 16,), seed=7)
+    pg = fg.jit(fg.grad(f), parallel=True)
+    assert "numba.prange" in pg.lower(x).compile(parallel=True).source
+    np.testing.assert_allclose(pg(x), fg.grad(f)(x), rtol=1e-13)
+    np.testing.assert_allclose(fg.jit(f, parallel=True)(x), evaluate(f, x), rtol=1e-12)

@@ -14,7 +14,7 @@ import numpy as np
 
 from ..ir import Lit, Program, Var
 
-__all__ = ["dce", "cse", "fold_constants", "simplify"]
+__all__ = ["dce", "cse", "fold_constants", "absorb_scatter_adds", "simplify"]
 
 FOLD_MAX_SIZE = 16   # fold literal-only equations whose results are at most this big
 
@@ -140,8 +140,36 @@ def fold_constants(prog: Program) -> Program:
     return ren.program(prog, eqns)
 
 
+def absorb_scatter_adds(prog: Program) -> Program:
+    """add(scatter_add(zeros, u, idx), y) -> scatter_add(y, u, idx): the adjoint of a slice
+    adds into the other cotangent instead of a fresh buffer of zeros."""
+    uses: dict[int, int] = {}
+    for e in prog.eqns:
+        for v in e.inputs:
+            if isinstance(v, Var):
+                uses[v.id] = uses.get(v.id, 0) + 1
+    for o in prog.outs:
+        if isinstance(o, Var):
+            uses[o.id] = uses.get(o.id, 0) + 1
+    defs, eqns = {}, []
+    for e in prog.eqns:
+        if e.prim.name == "add":
+            for k in (0, 1):
+                s, y = e.inputs[k], e.inputs[1 - k]
+                d = defs.get(s.id) if isinstance(s, Var) else None
+                if (d is not None and d.prim.name == "scatter" and d.params["mode"] == "add"
+                        and uses.get(s.id) == 1 and y.aval == s.aval
+                        and _scalar_value(d.inputs[0], defs) == 0):
+                    e = type(e)(d.prim, [y] + d.inputs[1:], e.outputs, d.params, d.src)
+                    break
+        for v in e.outputs:
+            defs[v.id] = e
+        eqns.append(e)
+    return Program(prog.in_vars, eqns, prog.outs)
+
+
 def simplify(prog: Program) -> Program:
     """The standard pipeline: fold, CSE, DCE (twice, as folding exposes more sharing)."""
     for _ in range(2):
-        prog = dce(cse(fold_constants(prog)))
+        prog = dce(absorb_scatter_adds(cse(fold_constants(prog))))
     return prog

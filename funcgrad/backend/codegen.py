@@ -16,7 +16,7 @@ import keyword
 import numpy as np
 
 from ..ir import Lit, Program, Var, _Printer
-from .fusion import INDEX_MAPS, REDUCTIONS, materialized, partition
+from .fusion import INDEX_MAPS, REDUCTIONS, materialized, partition, slice_positions, use_counts
 from .lowerings import LOWERINGS, numba_type
 
 RESERVED = set(keyword.kwlist) | {"np", "numba", "math", "range", "len", "min", "max", "abs"}
@@ -67,9 +67,12 @@ class Source:
         self.lines.append("    " * self.depth + line)
 
 
+PARALLEL_MIN_SIZE = 1 << 15   # smaller loops are not worth starting threads for
+
+
 class Generator:
-    def __init__(self, prog: Program, name="kernel"):
-        self.prog, self.fn_name = prog, name
+    def __init__(self, prog: Program, name="kernel", parallel=False):
+        self.prog, self.fn_name, self.parallel = prog, name, parallel
         printer = _Printer(source_info=False)
         printer.program(prog, 0)
         self.names = {vid: (n + "_" if n in RESERVED else n) for vid, n in printer.names.items()}
@@ -77,6 +80,8 @@ class Generator:
         self.const_names: dict[int, str] = {}
         self.impls: dict[str, object] = {}   # objmode helpers, by name
         self.src = Source()
+        self.uses = use_counts(prog)
+        self.inputs = {v.id for v in prog.in_vars}
 
     # -- atoms ----------------------------------------------------------------------------------
     def name(self, v):
@@ -175,6 +180,8 @@ class LoopEmitter:
         if e.prim.name == "transpose":
             perm = e.params["perm"]
             pos = [self.idx[perm.index(d)] for d in range(len(perm))]
+        elif e.prim.name == "gather":
+            pos = slice_positions(e.params["spec"], v.aval.shape, self.idx)
         else:
             pos = ["0" if v.aval.shape[k] == 1 and self.shape[d] != 1 else self.idx[d]
                    for k, d in enumerate(e.params["dims"])]
@@ -188,6 +195,9 @@ class LoopEmitter:
             oname = gen.names[out.id]
             if e.prim.name in REDUCTIONS:
                 self.reduction(e, oname, pre, post)
+                continue
+            if e.prim.name == "scatter":
+                self.scatter(e, oname, pre)
                 continue
             if e.prim.name in INDEX_MAPS:
                 expr = self.read_mapped(e.inputs[0], e)
@@ -205,14 +215,36 @@ class LoopEmitter:
         src.emit(f"# fused loop over {gen.dims(self.shape)}: {names}")
         for line in pre:
             src.emit(line)
+        outer = "numba.prange" if self.parallel_ok() else "range"
         for k, n in enumerate(self.shape):
-            src.emit(f"for i{k} in range({n}):")
+            src.emit(f"for i{k} in {outer if k == 0 else 'range'}({n}):")
             src.depth += 1
         for line in self.body:
             src.emit(line)
         src.depth -= len(self.shape)
         for line in post:
             src.emit(line)
+
+    def parallel_ok(self):
+        """prange over the outer loop is safe: sums into scalars, writes indexed by i0 only."""
+        if not self.gen.parallel or not self.shape or int(np.prod(self.shape)) < PARALLEL_MIN_SIZE:
+            return False
+        for e in self.g.eqns:
+            if e.prim.name in ("reduce_max", "reduce_min", "scatter"):
+                return False
+            if e.prim.name == "reduce_sum" and 0 in e.params["axes"] and len(e.params["axes"]) < len(self.shape):
+                return False
+        return True
+
+    def scatter(self, e, oname, pre):
+        """x.at[slices] op= u inside the loop: copy x once (or take it over when this is its
+        only use, e.g. the buffer of an earlier scatter-add of the same loop)."""
+        x, u = e.inputs[0], e.inputs[1]
+        own = isinstance(x, Var) and self.gen.uses.get(x.id) == 1 and x.id not in self.gen.inputs
+        pre.append(f"{oname} = {self.gen.name(x)}" + ("" if own else ".copy()"))
+        pos = slice_positions(e.params["spec"], x.aval.shape, self.idx)
+        op = {"add": "+=", "set": "=", "mul": "*="}[e.params["mode"]]
+        self.body.append(f"{oname}{self.index(pos)} {op} {self.read(u)}")
 
     def reduction(self, e, oname, pre, post):
         x, axes, dt = e.inputs[0], e.params["axes"], e.outputs[0].aval.dtype

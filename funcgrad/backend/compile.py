@@ -32,14 +32,14 @@ class Compiled:
         return self.fn(*args, *self.consts)
 
 
-def generate(prog, name="kernel"):
-    gen = Generator(prog, name)
+def generate(prog, name="kernel", parallel=False):
+    gen = Generator(prog, name, parallel)
     return gen, gen.generate()
 
 
 def compile_program(prog, parallel=False) -> Compiled:
     """Lower `prog` to source and compile it (or reuse an identical kernel)."""
-    gen, source = generate(prog)
+    gen, source = generate(prog, parallel=parallel)
     key = (source, parallel, tuple(sorted(gen.impls)))
     with _lock:
         fn = _kernels.get(key) if not gen.impls else None

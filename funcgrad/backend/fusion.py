@@ -12,13 +12,42 @@ from __future__ import annotations
 from ..ir import Program, Var
 
 REDUCTIONS = ("reduce_sum", "reduce_max", "reduce_min")
-INDEX_MAPS = ("broadcast_in_dim", "transpose")   # read their input at remapped indices
+ACCUMULATORS = REDUCTIONS + ("scatter",)          # results final after the loop
+INDEX_MAPS = ("broadcast_in_dim", "transpose", "gather")   # read input at remapped indices
 SIBLING_WINDOW = 8       # how many recent groups sibling fusion looks back at
+
+
+def basic_spec(e):
+    """The index spec of a gather/scatter that uses only static slices and integers, else None."""
+    spec = e.params.get("spec")
+    n_arrays = len(e.inputs) - (1 if e.prim.name == "gather" else 2)
+    if spec is None or n_arrays or any(s[0] not in ("slice", "int") for s in spec):
+        return None
+    return spec
+
+
+def slice_positions(spec, in_shape, idx):
+    """Source positions (as text) of the element at loop indices `idx` of a basic index."""
+    pos, k = [], 0
+    for d, s in enumerate(spec):
+        if s[0] == "int":
+            pos.append(str(s[1] % in_shape[d]))
+            continue
+        start, _, step = slice(*s[1:]).indices(in_shape[d])
+        i = idx[k]
+        k += 1
+        pos.append(i if (start, step) == (0, 1) else f"{start} + {i}" if step == 1
+                   else f"{start} + {step} * {i}")
+    return pos + idx[k:]
 
 
 def loop_shape(e):
     """The iteration shape if equation e can live in a loop nest, else None."""
     name = e.prim.name
+    if name in ("gather", "scatter"):
+        if basic_spec(e) is None:
+            return None
+        return e.outputs[0].aval.shape if name == "gather" else e.inputs[1].aval.shape
     if name in REDUCTIONS:
         a = e.inputs[0].aval
         if a.dtype.kind == "f" or name == "reduce_sum":
@@ -30,12 +59,13 @@ def loop_shape(e):
 
 
 class Group:
-    __slots__ = ("id", "shape", "eqns", "deps", "reduced")
+    __slots__ = ("id", "shape", "eqns", "deps", "reduced", "scatter_add")
 
     def __init__(self, gid, shape, eqn):
         self.id, self.shape, self.eqns = gid, shape, [eqn]
         self.deps: set[int] = set()          # ids of groups this one reads from directly
-        self.reduced: set[int] = set()       # var ids produced by reductions in this group
+        self.reduced: set[int] = set()       # var ids produced by reductions/scatters here
+        self.scatter_add: dict[int, bool] = {}   # var id -> produced by a scatter-add here
 
     @property
     def is_loop(self):
@@ -59,18 +89,41 @@ def _reaches(groups, start, target):
     return False
 
 
-def _can_join(groups, g, e, in_groups, shape):
+def _can_join(groups, g, e, in_groups, shape, uses):
     if not g.is_loop or g.shape != shape:
         return False
-    if any(isinstance(v, Var) and v.id in g.reduced for v in e.inputs):
+    reads = e.inputs
+    if e.prim.name == "scatter":
+        x = e.inputs[0]
+        if isinstance(x, Var) and x.id in g.reduced:
+            # scatter-add into the buffer of an earlier scatter-add of this loop: alias it
+            if not (e.params["mode"] == "add" and uses.get(x.id) == 1 and g.scatter_add.get(x.id)):
+                return False
+            reads = e.inputs[1:]
+        elif isinstance(x, Var) and any(x in o.outputs for o in g.eqns):
+            return False                      # the operand must be complete before the loop
+    if any(isinstance(v, Var) and v.id in g.reduced for v in reads):
         return False
     return all(h == g.id or not _reaches(groups, h, g.id) for h in in_groups)
+
+
+def use_counts(prog: Program):
+    uses: dict[int, int] = {}
+    for e in prog.eqns:
+        for v in e.inputs:
+            if isinstance(v, Var):
+                uses[v.id] = uses.get(v.id, 0) + 1
+    for o in prog.outs:
+        if isinstance(o, Var):
+            uses[o.id] = uses.get(o.id, 0) + 1
+    return uses
 
 
 def partition(prog: Program):
     """Groups in an order that respects their dependencies."""
     groups: list[Group] = []
     owner: dict[int, int] = {}
+    uses = use_counts(prog)
     for e in prog.eqns:
         in_groups = {owner[v.id] for v in e.inputs if isinstance(v, Var) and v.id in owner}
         shape = loop_shape(e)
@@ -79,7 +132,7 @@ def partition(prog: Program):
             producers = sorted(in_groups, reverse=True)
             recent = [g.id for g in groups[-SIBLING_WINDOW:]][::-1]
             for gid in producers + [r for r in recent if r not in in_groups]:
-                if _can_join(groups, groups[gid], e, in_groups, shape):
+                if _can_join(groups, groups[gid], e, in_groups, shape, uses):
                     chosen = groups[gid]
                     break
         if chosen is None:
@@ -90,8 +143,10 @@ def partition(prog: Program):
         chosen.deps |= in_groups - {chosen.id}
         for v in e.outputs:
             owner[v.id] = chosen.id
-        if e.prim.name in REDUCTIONS:
+        if e.prim.name in ACCUMULATORS and shape is not None:
             chosen.reduced.update(v.id for v in e.outputs)
+            if e.prim.name == "scatter" and e.params["mode"] == "add":
+                chosen.scatter_add[e.outputs[0].id] = True
     return _schedule(groups)
 
 
@@ -130,4 +185,5 @@ def materialized(prog: Program, order):
     return need
 
 
-__all__ = ["partition", "materialized", "Group", "loop_shape", "REDUCTIONS", "INDEX_MAPS"]
+__all__ = ["partition", "materialized", "use_counts", "basic_spec", "slice_positions", "Group",
+           "loop_shape", "REDUCTIONS", "ACCUMULATORS", "INDEX_MAPS"]
