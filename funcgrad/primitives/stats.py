@@ -1,0 +1,501 @@
+"""Statistics and order statistics: NaN-ignoring reductions (nansum ... nanstd), average, ptp,
+median, quantile, percentile, searchsorted, partition, argpartition, cov and corrcoef.
+
+One new primitive, searchsorted (integer result, not differentiable); the rest are
+compositions of existing primitives. partition/argpartition return a full sort when traced.
+
+Conventions: the nan* functions replace NaN entries with fnp.where before reducing, so the
+gradient at a NaN entry is 0 (and an all-NaN slice gives NaN, as NumPy). median and quantile
+sort and then gather (and linearly interpolate between) the selected order statistics, so the
+gradient flows to the selected elements only; a slice containing NaN gives NaN. The index
+arithmetic of quantile is NumPy's for every method, so `q` must be concrete.
+"""
+from __future__ import annotations
+
+import operator
+
+import numpy as np
+
+from ..ir import Aval, Traced, aval_of
+from .base import (convert, define, export, normalize_axes, reshape as _reshape,
+                   transpose as _transpose)
+from .contract import diagonal, dot
+from .elementwise import clip, isnan, logical_not, sqrt, where as _where
+from .indexing import getitem, slice_axis, take
+from .reductions import (all as _all, argsort, max as _max, mean, min as _min, prod as _prod, sort,
+                         sum as _sum, var as _var)
+from .shape import (_asarray, _axes_in_order, _axis, _static, _traced, broadcast_to,
+                    concatenate, ravel, squeeze)
+
+_NoValue = np._NoValue
+
+
+def _plain_kw(**kw):
+    return {k: v for k, v in kw.items() if v is not _NoValue}
+
+
+def _unsupported(name, **kw):
+    for k, v in kw.items():
+        if v is not None and v is not _NoValue and v is not True:
+            raise NotImplementedError(f"np.{name}({k}=...) is not supported on traced values")
+
+
+def _kd(keepdims):
+    return False if keepdims is _NoValue else bool(keepdims)
+
+
+def _inexact(x):
+    return aval_of(x).dtype.kind in "fc"
+
+
+# ---- NaN-ignoring reductions ------------------------------------------------------------------
+
+@export()
+def nansum(a, axis=None, dtype=None, out=None, keepdims=_NoValue, initial=_NoValue,
+           where=_NoValue):
+    """np.nansum: sum treating NaN as 0 (gradient 0 at NaN entries).
+
+        >>> fnp.nansum(x, axis=0)
+    """
+    if not _traced(a):
+        return np.nansum(a, axis, dtype, out, keepdims, initial, where)
+    _unsupported("nansum", out=out, initial=initial, where=where)
+    a = _asarray(a)
+    a = _fill_nan(a, 0)
+    return _sum(a, axis=axis, dtype=dtype, keepdims=_kd(keepdims))
+
+
+@export()
+def nanprod(a, axis=None, dtype=None, out=None, keepdims=_NoValue, initial=_NoValue,
+            where=_NoValue):
+    """np.nanprod: product treating NaN as 1 (gradient 0 at NaN entries).
+
+        >>> fnp.nanprod(x, axis=1)
+    """
+    if not _traced(a):
+        return np.nanprod(a, axis, dtype, out, keepdims, initial, where)
+    _unsupported("nanprod", out=out, initial=initial, where=where)
+    return _prod(_fill_nan(_asarray(a), 1), axis=axis, dtype=dtype, keepdims=_kd(keepdims))
+
+
+def _fill_nan(a, value):
+    return _where(isnan(a), value, a) if _inexact(a) else a
+
+
+def _count(mask, axis, keepdims):
+    return _sum(logical_not(mask), axis=axis, dtype=np.intp, keepdims=keepdims)
+
+
+@export()
+def nanmean(a, axis=None, dtype=None, out=None, keepdims=_NoValue, *, where=_NoValue):
+    """np.nanmean: mean of the non-NaN entries (NaN for an all-NaN slice).
+
+        >>> fnp.nanmean(x, axis=1)
+    """
+    if not _traced(a):
+        return np.nanmean(a, axis, dtype, out, keepdims, where=where)
+    _unsupported("nanmean", out=out, where=where)
+    a = _asarray(a)
+    if not _inexact(a):
+        return mean(a, axis=axis, dtype=dtype, keepdims=_kd(keepdims))
+    mask = isnan(a)
+    tot = _sum(_fill_nan(a, 0), axis=axis, dtype=dtype, keepdims=_kd(keepdims))
+    return convert(tot / _count(mask, axis, _kd(keepdims)), aval_of(tot).dtype)
+
+
+def _nan_extreme(reduce, fill, npfn, a, axis, out, keepdims, initial, where_):
+    if not _traced(a):
+        return npfn(a, axis, out, **_plain_kw(keepdims=keepdims, initial=initial, where=where_))
+    _unsupported(npfn.__name__, out=out, initial=initial, where=where_)
+    a = _asarray(a)
+    kd = _kd(keepdims)
+    if not _inexact(a):
+        return reduce(a, axis=axis, keepdims=kd)
+    mask = isnan(a)
+    res = reduce(_where(mask, fill, a), axis=axis, keepdims=kd)
+    return _where(_all(mask, axis=axis, keepdims=kd), np.nan, res)
+
+
+@export()
+def nanmax(a, axis=None, out=None, keepdims=_NoValue, initial=_NoValue, where=_NoValue):
+    """np.nanmax: maximum ignoring NaN (NaN for an all-NaN slice; ties share the gradient).
+
+        >>> fnp.nanmax(x, axis=0)
+    """
+    return _nan_extreme(_max, -np.inf, np.nanmax, a, axis, out, keepdims, initial, where)
+
+
+@export()
+def nanmin(a, axis=None, out=None, keepdims=_NoValue, initial=_NoValue, where=_NoValue):
+    """np.nanmin: minimum ignoring NaN (NaN for an all-NaN slice; ties share the gradient).
+
+        >>> fnp.nanmin(x, axis=0)
+    """
+    return _nan_extreme(_min, np.inf, np.nanmin, a, axis, out, keepdims, initial, where)
+
+
+@export()
+def nanvar(a, axis=None, dtype=None, out=None, ddof=0, keepdims=_NoValue, *, where=_NoValue,
+           mean=_NoValue, correction=_NoValue):
+    """np.nanvar: variance of the non-NaN entries (NaN where count - ddof <= 0).
+
+        >>> fnp.nanvar(x, axis=0, ddof=1)
+    """
+    if not _traced(a):
+        return np.nanvar(a, axis, dtype, out, ddof, keepdims, where=where, mean=mean,
+                         correction=correction)
+    _unsupported("nanvar", out=out, where=where, mean=mean)
+    if correction is not _NoValue:
+        if ddof != 0:
+            raise ValueError("ddof and correction can't be provided simultaneously.")
+        ddof = correction
+    a = _asarray(a)
+    if not _inexact(a):
+        return _var(a, axis=axis, dtype=dtype, ddof=ddof, keepdims=_kd(keepdims))
+    mask = isnan(a)
+    a0 = _fill_nan(a, 0)
+    tot = _sum(a0, axis=axis, dtype=dtype, keepdims=True)
+    avg = convert(tot / _count(mask, axis, True), aval_of(tot).dtype)
+    centered = _where(mask, 0, a0 - avg)
+    var = _sum(centered * centered, axis=axis, dtype=dtype, keepdims=_kd(keepdims))
+    dof = _count(mask, axis, _kd(keepdims)) - ddof
+    var = convert(var / _where(dof > 0, dof, 1), aval_of(var).dtype)
+    return _where(dof > 0, var, np.nan)
+
+
+@export()
+def nanstd(a, axis=None, dtype=None, out=None, ddof=0, keepdims=_NoValue, *, where=_NoValue,
+           mean=_NoValue, correction=_NoValue):
+    """np.nanstd = sqrt(nanvar).
+
+        >>> fnp.nanstd(x, axis=0)
+    """
+    if not _traced(a):
+        return np.nanstd(a, axis, dtype, out, ddof, keepdims, where=where, mean=mean,
+                         correction=correction)
+    return sqrt(nanvar(a, axis, dtype, out, ddof, keepdims, where=where, mean=mean,
+                       correction=correction))
+
+
+# ---- average, ptp -------------------------------------------------------------------------------
+
+@export()
+def average(a, axis=None, weights=None, returned=False, *, keepdims=_NoValue):
+    """np.average, optionally weighted (weights the shape of a, or 1-D along `axis`); with
+    returned=True also the sum of the weights. Weights may be traced.
+
+        >>> fnp.average(x, axis=0, weights=w)
+    """
+    if not _traced(a, weights):
+        return np.average(a, axis, weights, returned, **_plain_kw(keepdims=keepdims))
+    a = _asarray(a)
+    nd, kd = aval_of(a).ndim, _kd(keepdims)
+    axes = None if axis is None else tuple(_axes_in_order(axis, nd))
+    if weights is None:
+        avg = mean(a, axis=axes, keepdims=kd)
+        scl = aval_of(avg).dtype.type(aval_of(a).size / max(aval_of(avg).size, 1))
+    else:
+        wgt = _asarray(weights)
+        ashape, wshape = aval_of(a).shape, aval_of(wgt).shape
+        if ashape != wshape:
+            if axes is None:
+                raise TypeError("Axis must be specified when shapes of a and weights differ.")
+            if wshape != tuple(ashape[ax] for ax in axes):
+                raise ValueError("Shape of weights must be consistent with shape of a along "
+                                 "specified axis.")
+            wgt = _transpose(wgt, tuple(np.argsort(axes).tolist()))
+            wgt = _reshape(wgt, [s if ax in axes else 1 for ax, s in enumerate(ashape)])
+        extra = ("f8",) if aval_of(a).dtype.kind in "biu" else ()
+        rdt = np.result_type(aval_of(a).dtype, aval_of(wgt).dtype, *extra)
+        scl = _sum(wgt, axis=axes, dtype=rdt, keepdims=kd)
+        if not isinstance(scl, Traced) and np.any(scl == 0.0):
+            raise ZeroDivisionError("Weights sum to zero, can't be normalized")
+        avg = _sum(convert(a, rdt) * convert(wgt, rdt), axis=axes, keepdims=kd) / scl
+    if not returned:
+        return avg
+    if aval_of(scl).shape != aval_of(avg).shape:
+        scl = broadcast_to(scl, aval_of(avg).shape)
+    return avg, scl
+
+
+@export()
+def ptp(a, axis=None, out=None, keepdims=_NoValue):
+    """np.ptp: max - min along `axis` (tied extremes share the gradient).
+
+        >>> fnp.ptp(x, axis=1)
+    """
+    if not _traced(a):
+        return np.ptp(a, axis, out, keepdims)
+    kd = _kd(keepdims)
+    return _max(a, axis=axis, keepdims=kd) - _min(a, axis=axis, keepdims=kd)
+
+
+# ---- median, quantile, percentile ------------------------------------------------------------
+
+def _reduced_first(a, axis):
+    """Move the reduced axes first and merge them: -> (array [n, *kept], keepdims shape)."""
+    shape = aval_of(a).shape
+    axes = normalize_axes(axis, len(shape))
+    kept = [i for i in range(len(shape)) if i not in axes]
+    n = int(np.prod([shape[i] for i in axes], dtype=np.int64))
+    merged = _reshape(_transpose(a, list(axes) + kept), [n] + [shape[i] for i in kept])
+    return merged, [1 if i in axes else d for i, d in enumerate(shape)]
+
+
+@export()
+def median(a, axis=None, out=None, overwrite_input=False, keepdims=False):
+    """np.median: the mean of the middle one or two sorted values (NaN if the slice has NaN);
+    the gradient goes to those elements.
+
+        >>> fnp.median(x, axis=0)
+    """
+    if not _traced(a):
+        return np.median(a, axis, out, overwrite_input, keepdims)
+    _unsupported("median", out=out)
+    s, kshape = _reduced_first(_asarray(a), axis)
+    s = sort(s, axis=0)
+    n = aval_of(s).shape[0]
+    h = n // 2
+    res = mean(slice_axis(s, 0, h, h + 1) if n % 2 else slice_axis(s, 0, h - 1, h + 1), axis=0)
+    if _inexact(s) and n:
+        res = _where(isnan(getitem(s, -1)), np.nan, res)
+    return _reshape(res, kshape) if keepdims else res
+
+
+_ALPHA_BETA = {"interpolated_inverted_cdf": (0.0, 1.0), "hazen": (0.5, 0.5), "weibull": (0.0, 0.0),
+               "median_unbiased": (1 / 3.0, 1 / 3.0), "normal_unbiased": (3 / 8.0, 3 / 8.0)}
+_METHODS = ("inverted_cdf", "averaged_inverted_cdf", "closest_observation", *_ALPHA_BETA,
+            "linear", "lower", "higher", "midpoint", "nearest")
+
+
+def _discrete(index, cond):
+    prev = np.floor(index)
+    return np.maximum(np.where(cond(index - prev, index), prev, prev + 1).astype(np.intp), 0)
+
+
+def _quantile_rule(n, q, method):
+    """NumPy's virtual index of quantile q for `method`, and its gamma fix (None: integral)."""
+    same = lambda g, vi: g
+    if method == "linear":
+        return (n - 1) * q, same
+    if method in _ALPHA_BETA:
+        al, be = _ALPHA_BETA[method]
+        return n * q + (al + q * (1 - al - be)) - 1, same
+    rounders = {"lower": np.floor, "higher": np.ceil, "nearest": np.around}
+    if method in rounders:
+        return rounders[method]((n - 1) * q).astype(np.intp), None
+    if method == "midpoint":
+        return (0.5 * (np.floor((n - 1) * q) + np.ceil((n - 1) * q)),
+                lambda g, vi: np.where(vi % 1 == 0, 0.0, 0.5))
+    if method == "averaged_inverted_cdf":
+        return n * q - 1, lambda g, vi: np.where(g == 0, 0.5, 1.0)
+    if method == "inverted_cdf":
+        return _discrete(n * q - 1, lambda g, i: g == 0), None
+    if method == "closest_observation":
+        return _discrete(n * q - 1 - 0.5, lambda g, i: (g == 0) & (np.floor(i) % 2 == 1)), None
+    raise ValueError(f"{method!r} is not a valid method. Use one of: {_METHODS}")
+
+
+def _quantile(a, q, axis, method, keepdims, weak):
+    s, kshape = _reduced_first(_asarray(a), axis)
+    s = sort(s, axis=0)
+    n, rest = aval_of(s).shape[0], aval_of(s).shape[1:]
+    vi, fix = _quantile_rule(n, q, method)
+    vi = np.asarray(vi)
+    if fix is None or (method == "linear" and vi.dtype.kind in "iu"):
+        res = take(s, vi.astype(np.intp), axis=0)
+    else:
+        above, below, prev = vi >= n - 1, vi < 0, np.floor(vi)
+        prev, nxt = (np.where(above, -1, np.where(below, 0, i)).astype(np.intp)
+                     for i in (prev, prev + 1))
+        gamma = np.asarray(fix(vi - prev, vi), dtype=vi.dtype)
+        t = float(gamma) if weak else gamma.reshape(gamma.shape + (1,) * len(rest))
+        dt = np.result_type(aval_of(s).dtype, t if weak else t.dtype)
+        lo, hi = convert(take(s, prev, axis=0), dt), convert(take(s, nxt, axis=0), dt)
+        diff = hi - lo
+        res = _where(np.asarray(t) >= 0.5, hi - diff * (1 - t), lo + diff * t)
+    if _inexact(s):
+        res = _where(isnan(getitem(s, -1)), np.nan, res)
+    return _reshape(res, vi.shape + tuple(kshape)) if keepdims else res
+
+
+def _quantile_entry(name, a, q, axis, out, method, keepdims, weights, scale):
+    _unsupported(name, out=out, weights=weights)
+    weak = type(q) in (int, float)
+    q = _static(q, f"{name}: `q`")
+    q = np.asanyarray(np.true_divide(q, scale) if scale != 1 else q)
+    if not (np.all(0 <= q) and np.all(q <= 1)):
+        what = "Percentiles must be in the range [0, 100]" if scale != 1 else \
+            "Quantiles must be in the range [0, 1]"
+        raise ValueError(what)
+    if aval_of(_asarray(a)).dtype.kind == "c":
+        raise TypeError("a must be an array of real numbers")
+    return _quantile(a, q, axis, method, keepdims, weak)
+
+
+@export()
+def quantile(a, q, axis=None, out=None, overwrite_input=False, method="linear", keepdims=False,
+             *, weights=None):
+    """np.quantile with every NumPy method (concrete q); the result's gradient goes to the one
+    or two order statistics it interpolates between.
+
+        >>> fnp.quantile(x, [0.25, 0.75], axis=0)
+    """
+    if not _traced(a, q):
+        return np.quantile(a, q, axis, out, overwrite_input, method, keepdims, weights=weights)
+    return _quantile_entry("quantile", a, q, axis, out, method, keepdims, weights, 1)
+
+
+@export()
+def percentile(a, q, axis=None, out=None, overwrite_input=False, method="linear",
+               keepdims=False, *, weights=None):
+    """np.percentile: quantile(a, q / 100).
+
+        >>> fnp.percentile(x, 90, axis=-1)
+    """
+    if not _traced(a, q):
+        return np.percentile(a, q, axis, out, overwrite_input, method, keepdims,
+                             weights=weights)
+    return _quantile_entry("percentile", a, q, axis, out, method, keepdims, weights, 100)
+
+
+# ---- searchsorted, partition ------------------------------------------------------------------
+
+def _searchsorted_abstract(a, v, *, side):
+    if a.ndim != 1:
+        raise ValueError(f"searchsorted: the sorted array must be 1-D, got {a}")
+    return Aval(v.shape, np.intp)
+
+
+searchsorted_p = define(
+    "searchsorted", impl=lambda a, v, *, side: np.asarray(np.searchsorted(a, v, side=side)),
+    abstract=_searchsorted_abstract, differentiable=False)
+
+
+@export()
+def searchsorted(a, v, side="left", sorter=None):
+    """np.searchsorted: insertion indices of v into the sorted 1-D a (no gradient).
+
+        >>> fnp.searchsorted(edges, x, side="right")
+    """
+    if not _traced(a, v, sorter):
+        return np.searchsorted(a, v, side=side, sorter=sorter)
+    if side not in ("left", "right"):
+        raise ValueError(f"side must be 'left' or 'right' (got {side!r})")
+    a, v = _asarray(a), _asarray(v)
+    if sorter is not None:
+        a = take(a, _asarray(sorter))
+    return searchsorted_p.bind(a, v, side=side)
+
+
+def _check_kth(a, kth, axis):
+    a = _asarray(a)
+    if axis is None:
+        a, axis = ravel(a), 0
+    axis = _axis(axis, aval_of(a).ndim)
+    n = aval_of(a).shape[axis]
+    for k in np.atleast_1d(np.asarray(_static(kth, "partition: `kth`"))).tolist():
+        if not -n <= operator.index(k) < n:
+            raise ValueError(f"kth(={k}) out of bounds ({n})")
+    return a, axis
+
+
+@export()
+def partition(a, kth, axis=-1, kind="introselect", order=None):
+    """np.partition. On traced arrays the result is fully sorted along `axis`, which is a
+    valid partition for every kth; the gradient flows back to each element's position.
+
+        >>> fnp.partition(x, 2, axis=-1)
+    """
+    if not _traced(a):
+        return np.partition(a, kth, axis=axis, kind=kind, order=order)
+    a, axis = _check_kth(a, kth, axis)
+    return sort(a, axis=axis)
+
+
+@export()
+def argpartition(a, kth, axis=-1, kind="introselect", order=None):
+    """np.argpartition. On traced arrays these are the (stable) sorting indices along
+    `axis`, a valid partition for every kth.
+
+        >>> fnp.argpartition(x, 2)
+    """
+    if not _traced(a):
+        return np.argpartition(a, kth, axis=axis, kind=kind, order=order)
+    a, axis = _check_kth(a, kth, axis)
+    return argsort(a, axis=axis)
+
+
+# ---- cov, corrcoef ------------------------------------------------------------------------------
+
+def _rows(x, dtype, transpose):
+    """array(x, ndmin=2, dtype=dtype), transposed if transpose(that array's shape)."""
+    x = convert(x, dtype)
+    nd = aval_of(x).ndim
+    x = _reshape(x, (1, -1) if nd == 1 else (1, 1)) if nd < 2 else x
+    return _transpose(x, (1, 0)) if transpose(aval_of(x).shape) else x
+
+
+@export()
+def cov(m, y=None, rowvar=True, bias=False, ddof=None, fweights=None, aweights=None, *,
+        dtype=None):
+    """np.cov: covariance of the rows (variables) of m (and y); fweights/aweights may be traced.
+
+        >>> fnp.cov(X, rowvar=False)
+    """
+    if not _traced(m, y, fweights, aweights):
+        return np.cov(m, y, rowvar, bias, ddof, fweights, aweights, dtype=dtype)
+    if ddof is not None and ddof != int(ddof):
+        raise ValueError("ddof must be integer")
+    m = _asarray(m)
+    y = None if y is None else _asarray(y)
+    for v, name in ((m, "m"), (y, "y")):
+        if v is not None and aval_of(v).ndim > 2:
+            raise ValueError(f"{name} has more than 2 dimensions")
+    if dtype is None:
+        dtype = np.result_type(*[aval_of(v).dtype for v in (m, y) if v is not None], np.float64)
+    X = _rows(m, dtype, lambda shp: not rowvar and aval_of(m).ndim != 1)
+    if aval_of(X).shape[0] == 0:
+        return np.array([]).reshape(0, 0)
+    if y is not None:
+        X = concatenate([X, _rows(y, dtype, lambda shp: not rowvar and shp[0] != 1)], axis=0)
+    ddof = (0 if bias else 1) if ddof is None else ddof
+    w = None
+    for wts in (fweights, aweights):
+        if wts is not None:
+            wts = convert(_asarray(wts), np.float64)
+            if aval_of(wts).ndim > 1 or aval_of(wts).shape[0] != aval_of(X).shape[1]:
+                raise RuntimeError("incompatible numbers of samples and weights")
+            w = wts if w is None else w * wts
+    avg, w_sum = average(X, axis=1, weights=w, returned=True)
+    w_sum = getitem(w_sum, 0)
+    if w is None:
+        fact = aval_of(X).shape[1] - ddof
+    elif ddof == 0:
+        fact = w_sum
+    elif aweights is None:
+        fact = w_sum - ddof
+    else:
+        fact = w_sum - ddof * _sum(w * convert(_asarray(aweights), np.float64)) / w_sum
+    if not isinstance(fact, Traced) and fact <= 0:
+        fact = 0.0
+    X = X - getitem(avg, (slice(None), None))
+    c = dot(X, _transpose(X if w is None else X * w, (1, 0)))
+    return squeeze(c * np.true_divide(1, fact) if not isinstance(fact, Traced) else c / fact)
+
+
+@export()
+def corrcoef(x, y=None, rowvar=True, *, dtype=None):
+    """np.corrcoef: Pearson correlation coefficients, clipped to [-1, 1] as NumPy does.
+
+        >>> fnp.corrcoef(X)
+    """
+    if not _traced(x, y):
+        return np.corrcoef(x, y, rowvar, dtype=dtype)
+    c = cov(x, y, rowvar, dtype=dtype)
+    if aval_of(c).ndim != 2:
+        return c / c
+    sd = sqrt(diagonal(c))
+    c = c / getitem(sd, (slice(None), None))
+    c = c / getitem(sd, (None, slice(None)))
+    return clip(c, -1, 1)
