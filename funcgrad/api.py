@@ -220,12 +220,41 @@ def _unflatten_grads(a: _Args, grads, argnums):
     return [per_arg[i] for i in argnums]
 
 
+def _tiered(f, kind, make_jit, interpreted):
+    """Run `interpreted` until f is hot for this signature, then its compiled form (tiering.py).
+    If compiling fails, that signature stays interpreted (which raises any user error)."""
+    from .tiering import policy
+
+    def call(*args, **kwargs):
+        tier = policy.tier(f, kind, make_jit)
+        jitted = tier.compiled_for(args, kwargs) if tier is not None else None
+        if jitted is not None:
+            try:
+                return jitted(*args, **kwargs)
+            except Exception:
+                tier.give_up(args, kwargs)
+        return interpreted(*args, **kwargs)
+    return call
+
+
 def value_and_grad(f, argnums=0, has_aux=False):
     """f and its gradient in one pass: returns (value, grad) or ((value, aux), grad).
+    Runs in the interpreter at first and compiles once hot (see funcgrad.tiering).
 
         >>> fg.value_and_grad(lambda x: fnp.sum(x ** 2))(np.array([1.0, 2.0]))
         (5.0, array([2., 4.]))
     """
+    def make_jit():
+        from .jit import jit
+        return jit(_value_and_grad(f, argnums, has_aux))
+    vg = _tiered(f, ("value_and_grad", argnums, has_aux), make_jit,
+                 _value_and_grad(f, argnums, has_aux))
+    vg = functools.wraps(f)(vg)
+    vg.__name__ = f"value_and_grad_of_{_fn_name(f)}"
+    return vg
+
+
+def _value_and_grad(f, argnums=0, has_aux=False):
     @functools.wraps(f)
     def value_and_grad_f(*args, **kwargs):
         nums, single = _argnums_tuple(argnums, len(args), f)
@@ -268,45 +297,72 @@ def grad(f, argnums=0, has_aux=False):
 def vjp(f, *primals, has_aux=False):
     """Evaluate f at primals and return (out, f_vjp) — plus aux if has_aux — where
     f_vjp(ct) gives one cotangent per primal (PyTorch: out.backward(gradient=ct)).
+    Runs in the interpreter at first and compiles once hot (see funcgrad.tiering).
 
         >>> y, f_vjp = fg.vjp(fnp.sin, np.zeros(3)); f_vjp(np.ones(3))
         (array([1., 1., 1.]),)
     """
-    nums = tuple(range(len(primals)))
-    a = _Args(f, primals, {}, diff_argnums=nums)
-    prog, consts, out_tree = _trace_call(f, a)
-    main, aux, main_tree, aux_tree = _split_out_aux(f, prog.outs, out_tree, has_aux)
-    n_main, n_out = len(main), len(prog.outs)
-    ct_mask = [o.aval.is_float for o in main] + [False] * len(aux)
-    wrt = [False] * len(consts) + a.diff_mask
-    joint = vjp_program(prog, wrt, ct_mask)
-    fwd, bwd, n_res = split_program(joint, len(prog.in_vars), n_out)
-    res = eval_program(fwd, *consts, *a.dyn_vals)
-    outs, residuals = res[:n_out], res[n_out:]
-    out_avals = [o.aval for o in main]
+    def make_jit():
+        from .jit import VjpJit
+        return VjpJit(f, has_aux)
+    return _tiered(f, ("vjp", has_aux), make_jit, lambda *p: _vjp_interpreted(f, p, has_aux))(
+        *primals)
 
-    def f_vjp(ct):
+
+class VjpPlan:
+    """The traced vjp of f for one signature: forward program (primals -> outputs and
+    residuals) and backward program (residuals and cotangents -> input cotangents)."""
+
+    def __init__(self, f, primals, has_aux):
+        self.f, self.has_aux = f, has_aux
+        self.nums = tuple(range(len(primals)))
+        self.args = a = _Args(f, primals, {}, diff_argnums=self.nums)
+        prog, self.consts, out_tree = _trace_call(f, a)
+        main, aux, self.main_tree, self.aux_tree = _split_out_aux(f, prog.outs, out_tree, has_aux)
+        self.n_main, self.n_out = len(main), len(prog.outs)
+        ct_mask = [o.aval.is_float for o in main] + [False] * len(aux)
+        joint = vjp_program(prog, [False] * len(self.consts) + a.diff_mask, ct_mask)
+        self.fwd, self.bwd, _ = split_program(joint, len(prog.in_vars), self.n_out)
+        self.out_avals = [o.aval for o in main]
+
+    def cotangents(self, ct):
+        """Check ct against the output structure; convert leaves to the outputs' dtypes."""
         ct_leaves, ct_tree = tree_flatten(ct)
-        if ct_tree != main_tree:
+        if ct_tree != self.main_tree:
             raise ValueError(f"cotangent structure {ct_tree!r} does not match the output "
-                             f"structure {main_tree!r} of {_fn_name(f)}")
+                             f"structure {self.main_tree!r} of {_fn_name(self.f)}")
         cts = []
-        for i, (c, av) in enumerate(zip(ct_leaves, out_avals)):
+        for i, (c, av) in enumerate(zip(ct_leaves, self.out_avals)):
             if not av.is_float:
                 continue
             cav = aval_of(c)
             if cav.shape != av.shape:
                 raise ValueError(f"cotangent {i} has shape {cav.shape}, but output {i} of "
-                                 f"{_fn_name(f)} has shape {av.shape}")
+                                 f"{_fn_name(self.f)} has shape {av.shape}")
             cts.append(c if isinstance(c, Traced) and cav.dtype == av.dtype
                        else _as_dtype(c, av.dtype))
-        grads = eval_program(bwd, *residuals, *cts)
-        return tuple(_unflatten_grads(a, [_to_numpy(g) for g in grads], nums))
+        return cts
 
-    out = tree_unflatten(main_tree, [_to_numpy(o) for o in outs[:n_main]])
-    if has_aux:
-        return out, f_vjp, tree_unflatten(aux_tree, [_to_numpy(o) for o in outs[n_main:]])
-    return out, f_vjp
+    def run(self, a, run_fwd, run_bwd):
+        """Evaluate with the given program runners; returns (out, f_vjp[, aux])."""
+        res = run_fwd(list(self.consts) + list(a.dyn_vals))
+        outs, residuals = res[:self.n_out], res[self.n_out:]
+
+        def f_vjp(ct):
+            grads = run_bwd(list(residuals) + self.cotangents(ct))
+            return tuple(_unflatten_grads(a, [_to_numpy(g) for g in grads], self.nums))
+
+        out = tree_unflatten(self.main_tree, [_to_numpy(o) for o in outs[:self.n_main]])
+        if self.has_aux:
+            aux = tree_unflatten(self.aux_tree, [_to_numpy(o) for o in outs[self.n_main:]])
+            return out, f_vjp, aux
+        return out, f_vjp
+
+
+def _vjp_interpreted(f, primals, has_aux):
+    plan = VjpPlan(f, primals, has_aux)
+    return plan.run(plan.args, lambda vals: eval_program(plan.fwd, *vals),
+                    lambda vals: eval_program(plan.bwd, *vals))
 
 
 def _as_dtype(c, dtype):

@@ -17,7 +17,7 @@ from .ir import Traced
 from .transforms.simplify import simplify
 from .tree_util import tree_flatten, tree_unflatten
 
-__all__ = ["jit", "disable_jit", "JitFunction"]
+__all__ = ["jit", "disable_jit", "JitFunction", "VjpJit"]
 
 _disabled = [False]
 
@@ -56,6 +56,8 @@ class _Entry:
         """The call used when every argument is an array: as little Python as possible."""
         fn, consts, tree = self.compiled.fn, tuple(self.compiled.consts), self.out_tree
         simple = not any(self.scalar_in) and not any(t is not None for t in self.out_types)
+        if tree is None:
+            return None
         if simple and tree.node_type is None and len(self.out_types) == 1:
             if consts:
                 return lambda args: fn(*args, *consts)[0]
@@ -158,3 +160,27 @@ def jit(f=None, *, static_argnums=(), parallel=False):
     if f is None:
         return functools.partial(jit, static_argnums=static_argnums, parallel=parallel)
     return JitFunction(f, static_argnums, parallel)
+
+
+class VjpJit:
+    """fg.vjp compiled: per signature, the forward and backward programs become two kernels
+    (used by tiering once fg.vjp(f, ...) is hot)."""
+
+    def __init__(self, f, has_aux=False):
+        self.f, self.has_aux, self._plans = f, has_aux, {}
+
+    def __call__(self, *primals):
+        from .api import VjpPlan
+        from .backend.compile import compile_program
+        a = _Args(self.f, primals, {}, diff_argnums=tuple(range(len(primals))))
+        sig = (tuple(a.trees), tuple(a.avals()))
+        hit = self._plans.get(sig)
+        if hit is None:
+            plan = VjpPlan(self.f, primals, self.has_aux)
+            if plan.consts:
+                raise TypeError("vjp of a function that closes over traced values is not compiled")
+            kernels = [_Entry(compile_program(simplify(p)), None, p.in_avals, p.out_avals)
+                       for p in (plan.fwd, plan.bwd)]
+            hit = self._plans[sig] = (plan, kernels)
+        plan, (fwd, bwd) = hit
+        return plan.run(a, fwd.run, bwd.run)

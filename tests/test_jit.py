@@ -148,3 +148,10 @@ def test_parallel_equals_serial_up_to_rounding():
     assert "numba.prange" in pg.lower(x).compile(parallel=True).source
     np.testing.assert_allclose(pg(x), fg.grad(f)(x), rtol=1e-13)
     np.testing.assert_allclose(fg.jit(f, parallel=True)(x), evaluate(f, x), rtol=1e-12)
+
+
+def test_integer_and_boolean_reductions_compile():
+    f = lambda x: (fnp.sum(x > 0), fnp.mean(x > 0), fnp.sum(fnp.arange(3) * 0 + 1 + 0 * x[:3].astype(int)))
+    x = np.array([1.0, -2.0, 3.0, 0.5])
+    _same(fg.jit(f)(x), evaluate(f, x))
+    _same(fg.jit(fnp.nanmean)(np.array([1.0, np.nan, 3.0])), 2.0)

@@ -251,8 +251,7 @@ class LoopEmitter:
         val = self.read(x)
         kept = [self.idx[k] for k in range(len(self.shape)) if k not in axes]
         out_shape = e.outputs[0].aval.shape
-        init = {"reduce_sum": literal(0, dt), "reduce_max": literal(-np.inf, dt),
-                "reduce_min": literal(np.inf, dt)}[e.prim.name]
+        init = literal({"reduce_sum": 0, "reduce_max": -np.inf, "reduce_min": np.inf}[e.prim.name], dt)
         target = f"{oname}{self.index(kept)}" if kept else f"{oname}_acc"
         if kept:
             pre.append(f"{oname} = np.full({self.gen.dims(out_shape)}, {init}, {dtype_text(dt)})")

@@ -1,0 +1,91 @@
+"""Tiered execution: fresh closures stay interpreted (no compiling), hot functions compile,
+rebinding what a function reads invalidates its compiled form."""
+import time
+
+import numpy as np
+import pytest
+
+import funcgrad as fg
+import funcgrad.numpy as fnp
+from funcgrad.tiering import policy
+
+
+@pytest.fixture(autouse=True)
+def fresh_policy():
+    old = policy.threshold, policy.background
+    policy.reset()
+    yield
+    policy.threshold, policy.background = old
+    policy.reset()
+
+
+def _compiled_count():
+    from funcgrad.backend import compile as backend
+    return len(backend._kernels)
+
+
+def test_thousand_fresh_closures_never_compile():
+    x = np.linspace(0.1, 1.0, 4)
+    before = _compiled_count()
+    t0 = time.perf_counter()
+    total = 0.0
+    for k in range(1000):
+        scale = 1.0 + k / 1000
+        f = lambda x: fnp.sum(fnp.sin(scale * x) ** 2)
+        inner = lambda x: fg.grad(f)(x)                           # grad nested two deep
+        total += float(fg.grad(lambda x: fnp.sum(inner(x) * x))(x)[0])
+        out, f_vjp = fg.vjp(lambda x: fnp.tanh(scale * x), x)
+        total += float(f_vjp(np.ones(4))[0][0])
+    elapsed = time.perf_counter() - t0
+    assert _compiled_count() == before
+    assert np.isfinite(total)
+    assert elapsed < 30, f"1000 fresh closures took {elapsed:.1f}s"
+
+
+def test_hot_grad_compiles_and_agrees():
+    policy.threshold = 3
+    f = lambda x: fnp.sum(fnp.exp(-x ** 2) * fnp.cos(x))
+    x = np.linspace(-1, 1, 5)
+    interpreted = fg.grad(f)(x)
+    for _ in range(4):
+        g = fg.grad(f)(x)                   # a new wrapper each time: counted on f itself
+    tier = policy._tiers[f][("value_and_grad", 0, False)]
+    assert tier.jitted is not None and tier.hot
+    np.testing.assert_allclose(g, interpreted, rtol=1e-13)
+
+
+def test_hot_vjp_compiles_and_agrees():
+    policy.threshold = 2
+    f = lambda x, y: (fnp.sin(x) * y, fnp.sum(y ** 2))
+    x, y = np.linspace(0, 1, 3), np.linspace(1, 2, 3)
+    ref = fg.vjp(f, x, y)[1]((np.ones(3), 2.0))
+    for _ in range(3):
+        out, f_vjp = fg.vjp(f, x, y)
+    assert policy._tiers[f][("vjp", False)].hot
+    for a, b in zip(f_vjp((np.ones(3), 2.0)), ref):
+        np.testing.assert_allclose(a, b, rtol=1e-13)
+
+
+def test_rebinding_a_global_drops_the_compiled_version():
+    policy.threshold = 2
+    global SCALE
+    SCALE = 2.0
+    f = lambda x: fnp.sum(SCALE * x ** 2)
+    for _ in range(3):
+        assert np.allclose(fg.grad(f)(np.ones(2)), 4.0)
+    SCALE = 3.0
+    assert np.allclose(fg.grad(f)(np.ones(2)), 6.0)
+
+
+def test_background_compilation_answers_from_interpreter_meanwhile():
+    policy.threshold, policy.background = 1, True
+    f = lambda x: fnp.sum(fnp.cos(x) * x)
+    x = np.linspace(0, 1, 6)
+    g0 = fg.grad(f)(x)
+    tier = policy._tiers[f][("value_and_grad", 0, False)]
+    deadline = time.time() + 60
+    while not tier.hot and time.time() < deadline:
+        time.sleep(0.05)
+        fg.grad(f)(x)
+    assert tier.hot
+    np.testing.assert_allclose(fg.grad(f)(x), g0, rtol=1e-13)
