@@ -51,9 +51,73 @@ def _basic_index(spec):
     return parts
 
 
+def _advanced(e, n_arrays):
+    """For an index of k integer arrays followed only by full slices: (k, broadcast shape of
+    the arrays, trailing shape); else None."""
+    spec = e.params["spec"]
+    k = n_arrays
+    if k == 0 or any(s[0] != "arr" for s in spec[:k]) or any(
+            s != ("slice", None, None, None) for s in spec[k:]):
+        return None
+    x = e.inputs[0].aval
+    arrays = e.inputs[-k:]
+    bshape = tuple(np.broadcast_shapes(*[a.aval.shape for a in arrays]))
+    return k, bshape, x.shape[k:]
+
+
+def _index_loops(o, x_aval, arrays, array_names, bshape, k):
+    """Loop nest over the broadcast index shape; yields (lines, depth, source position text)."""
+    lines = []
+    b = [f"{o}_b{d}" for d in range(len(bshape))]
+    for d, n in enumerate(bshape):
+        lines.append("    " * d + f"for {b[d]} in range({n}):")
+    pad = "    " * len(bshape)
+    pos = []
+    for d, (a, name) in enumerate(zip(arrays, array_names)):
+        shape = a.aval.shape
+        off = len(bshape) - len(shape)
+        at = [("0" if shape[m] == 1 and bshape[off + m] != 1 else b[off + m]) for m in range(len(shape))]
+        j, n = f"{o}_j{d}", x_aval.shape[d]
+        lines.append(pad + f"{j} = {name}[{', '.join(at)}]" if at else pad + f"{j} = {name}")
+        lines.append(pad + f"if {j} < 0:")
+        lines.append(pad + f"    {j} += {n}")
+        lines.append(pad + f"if {j} < 0 or {j} >= {n}:")
+        lines.append(pad + f"    raise IndexError('index out of bounds for axis {d} with size {n}')")
+        pos.append(j)
+    return lines, pad, b, pos
+
+
+def _gather_advanced(outs, ins, e):
+    found = _advanced(e, len(ins) - 1)
+    if found is None:
+        return None
+    k, bshape, rest = found
+    (o,), x = outs, ins[0]
+    x_aval, out = e.inputs[0].aval, e.outputs[0].aval
+    lines, pad, b, pos = _index_loops(o, x_aval, e.inputs[1:], ins[1:], bshape, k)
+    if out.ndim == 0:
+        return lines + [f"{o} = {x}[{', '.join(pos)}]"]
+    lines.insert(0, f"{o} = np.empty({_tuple(out.shape)}, {_dt(out.dtype)})")
+    lines.append(pad + f"{o}[{', '.join(b) or '...'}] = {x}[{', '.join(pos)}]")
+    return lines
+
+
+def _scatter_advanced(outs, ins, e):
+    found = _advanced(e, len(ins) - 2)
+    if found is None:
+        return None
+    k, bshape, rest = found
+    (o,), x, u = outs, ins[0], ins[1]
+    x_aval = e.inputs[0].aval
+    lines, pad, b, pos = _index_loops(o, x_aval, e.inputs[2:], ins[2:], bshape, k)
+    op = {"add": "+=", "set": "=", "mul": "*="}[e.params["mode"]]
+    src = u if e.inputs[1].aval.ndim == 0 else f"{u}[{', '.join(b) or '...'}]"
+    return [f"{o} = {x}.copy()"] + lines + [pad + f"{o}[{', '.join(pos)}] {op} {src}"]
+
+
 def _gather(outs, ins, e):
     if len(ins) != 1:
-        return None
+        return _gather_advanced(outs, ins, e)
     parts = _basic_index(e.params["spec"])
     if parts is None:
         return None
@@ -63,7 +127,7 @@ def _gather(outs, ins, e):
 
 def _scatter(outs, ins, e):
     if len(ins) != 2:
-        return None
+        return _scatter_advanced(outs, ins, e)
     parts = _basic_index(e.params["spec"])
     if parts is None:
         return None
