@@ -11,10 +11,11 @@ from ._errors import (ConcretizationError, EscapedTracerError, FuncgradError, In
 from .api import grad, make_ir, value_and_grad, vjp
 from .interpreter import eval_program
 from .jit import disable_jit, jit
+from .backend.cache import cache_dir, clear_cache
 from .ir import Program
 from . import numpy  # noqa: F401  (funcgrad.numpy)
 
 __version__ = "0.1.0"
-__all__ = ["grad", "value_and_grad", "vjp", "make_ir", "jit", "disable_jit", "eval_program", "tree_util", "Program",
+__all__ = ["grad", "value_and_grad", "vjp", "make_ir", "jit", "disable_jit", "clear_cache", "cache_dir", "eval_program", "tree_util", "Program",
            "FuncgradError", "ConcretizationError", "MutationError", "NonScalarOutputError",
            "IntegerInputError", "UnsupportedFunctionError", "ShapeError", "EscapedTracerError"]

@@ -1,6 +1,13 @@
 """Shared test helpers: random inputs by domain, and the one gradient checker."""
+import os
+import tempfile
+
 import numpy as np
 import pytest
+
+# Compiled kernels of the test run go to a private directory, not the user's cache (set
+# FUNCGRAD_CACHE_DIR yourself to reuse kernels between runs).
+os.environ.setdefault("FUNCGRAD_CACHE_DIR", tempfile.mkdtemp(prefix="funcgrad-test-cache-"))
 
 from funcgrad.testing import check_grads  # noqa: F401  (re-exported for tests)
 

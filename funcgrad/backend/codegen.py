@@ -57,6 +57,11 @@ def _fmt(v):
     raise TypeError(f"parameter {v!r} cannot be written into generated code")
 
 
+def _comment(obj):
+    """Text safe inside a # comment: printable characters only (no newline can end it)."""
+    return "".join(c if c.isprintable() else "?" for c in str(obj))
+
+
 class Source:
     """Lines of the function body with indentation."""
 
@@ -120,7 +125,7 @@ class Generator:
         lines = lower(outs, ins, e) if lower is not None else None
         if lines is None:
             lines = self.objmode(outs, ins, e)
-        self.src.emit(f"# {e.prim.name}" + (f"  ({e.src})" if e.src is not None else ""))
+        self.src.emit(f"# {e.prim.name}" + (f"  ({_comment(e.src)})" if e.src is not None else ""))
         for line in lines:
             self.src.emit(line)
 

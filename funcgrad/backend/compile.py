@@ -1,8 +1,12 @@
 """Compile generated source with Numba; reuse kernels whose source is identical.
 
-The source is registered with `linecache` under a stable name, so tracebacks and debuggers show
-the generated lines. With NUMBA_DISABLE_JIT=1 the same function runs as plain Python (step
-through the backward pass in pdb). Numba is imported here, lazily, on the first compilation.
+Kernels are reused within the process (a table keyed by the module text) and across processes
+through the on-disk cache (cache.py: one file per kernel, Numba's cache beside it). A kernel the
+cache cannot hold (disabled, untrusted directory, a helper parameter that cannot be written as a
+literal) is compiled in memory: its source is registered with `linecache` under a stable name,
+so tracebacks and debuggers show the generated lines either way. With NUMBA_DISABLE_JIT=1 the
+same function runs as plain Python (step through the backward pass in pdb). Numba is imported
+here, lazily, on the first compilation.
 """
 from __future__ import annotations
 
@@ -14,9 +18,10 @@ import threading
 
 import numpy as np
 
+from . import cache
 from .codegen import Generator, objmode_call
 
-_kernels: dict = {}      # (source, parallel) -> numba dispatcher
+_kernels: dict = {}      # (module text, parallel) -> numba dispatcher
 _lock = threading.Lock()
 
 
@@ -40,12 +45,15 @@ def generate(prog, name="kernel", parallel=False):
 def compile_program(prog, parallel=False) -> Compiled:
     """Lower `prog` to source and compile it (or reuse an identical kernel)."""
     gen, source = generate(prog, parallel=parallel)
-    key = (source, parallel, tuple(sorted(gen.impls)))
+    text = cache.module_text(source, gen.impls)     # None: helpers not writable as literals
+    key = (text, bool(parallel))
     with _lock:
-        fn = _kernels.get(key) if not gen.impls else None
+        fn = _kernels.get(key) if text is not None else None
         if fn is None:
-            fn = _build(source, gen.impls, parallel)
-            if not gen.impls:
+            fn = cache.load_kernel(text, parallel) if text is not None else None
+            if fn is None:
+                fn = _build(source, gen.impls, parallel)
+            if text is not None:
                 _kernels[key] = fn
     if os.environ.get("FUNCGRAD_DUMP"):
         print(f"# funcgrad: compiled kernel\n{source}")
@@ -53,6 +61,7 @@ def compile_program(prog, parallel=False) -> Compiled:
 
 
 def _build(source, impls, parallel):
+    """Compile in memory (no persistent cache)."""
     import numba
     digest = hashlib.sha256(source.encode()).hexdigest()[:16]
     filename = f"<funcgrad-kernel-{digest}>"

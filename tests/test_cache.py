@@ -1,0 +1,222 @@
+"""The persistent kernel cache (funcgrad/backend/cache.py): reuse across processes, keys that
+change with versions, corrupt or untrusted entries ignored and rebuilt (never executed), the
+environment switches, clear_cache, and the literal writer for objmode helper parameters.
+
+Processes are real subprocesses. One cold run fills a seed cache (module fixture); each test
+copies it into its own FUNCGRAD_CACHE_DIR, so most tests start one warm process only."""
+import ast
+import os
+import re
+import shutil
+import stat
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import funcgrad as fg
+import funcgrad.numpy as fnp
+from funcgrad.backend import cache
+from funcgrad.ir import Aval
+from funcgrad.primitives import REGISTRY
+
+# A small gradient with objmode helpers (argsort, gather, scatter-add), so the standalone module
+# imports REGISTRY and rebuilds its helpers. {pre} runs before funcgrad traces anything; it is a
+# single line, so the traced source positions (and the generated source) do not move.
+CODE = """import sys, time, numpy as np, numba, funcgrad, funcgrad as fg, funcgrad.numpy as fnp
+{pre}
+def f(x):
+    return fnp.sum(fnp.sin(fnp.sort(x)) * x)
+x = np.linspace(-1.0, 1.0, 7)
+t = time.perf_counter()
+g = fg.jit(fg.grad(f))(x)
+dt = time.perf_counter() - t
+from funcgrad.backend import compile as C
+hits = sum(sum(fn.stats.cache_hits.values()) for fn in C._kernels.values())
+ok = np.allclose(g, fg.grad(f)(x), rtol=1e-12)     # against the reference interpreter
+print("RESULT", "ok" if ok else "WRONG", dt, hits)
+"""
+
+
+def _run(cache_dir, pre="pass", **env):
+    e = {k: v for k, v in os.environ.items() if not k.startswith(("FUNCGRAD_", "NUMBA_"))}
+    e.update(FUNCGRAD_CACHE_DIR=str(cache_dir), FUNCGRAD_CACHE_DEBUG="1", **env)
+    res = subprocess.run([sys.executable, "-c", CODE.format(pre=pre)], env=e, capture_output=True,
+                         text=True, cwd=os.path.dirname(str(cache_dir)), timeout=120)
+    assert res.returncode == 0, res.stderr
+    line = next(ln for ln in res.stdout.splitlines() if ln.startswith("RESULT"))
+    _, verdict, dt, hits = line.split()
+    assert verdict == "ok"
+    events = re.findall(r"funcgrad-cache: (\w+) ([0-9a-f]{64})", res.stderr)
+    return dict(time=float(dt), hits=int(hits), events=events, stderr=res.stderr)
+
+
+def _entries(root):
+    return sorted(p for p in os.listdir(root) if re.fullmatch(r"[0-9a-f]{32}", p))
+
+
+@pytest.fixture(scope="module")
+def seed(tmp_path_factory):
+    root = tmp_path_factory.mktemp("seed") / "cache"
+    run = _run(root)
+    return root, run
+
+
+@pytest.fixture
+def warm(seed, tmp_path):
+    """A copy of the seed cache (permissions kept) and its one entry directory."""
+    root = tmp_path / "cache"
+    shutil.copytree(seed[0], root)
+    (entry,) = _entries(root)
+    return root, root / entry
+
+
+def test_cold_run_writes_a_private_standalone_entry(seed):
+    root, run = seed
+    assert [e for e, _ in run["events"]] == ["miss"] and run["hits"] == 0
+    assert stat.S_IMODE(os.stat(root).st_mode) == 0o700
+    (entry,) = _entries(root)
+    kernel = root / entry / "kernel.py"
+    assert stat.S_IMODE(os.stat(root / entry).st_mode) == 0o700
+    assert stat.S_IMODE(os.stat(kernel).st_mode) == 0o600
+    text = kernel.read_text()
+    header, body = text.split("\n", 1)
+    key = run["events"][0][1]
+    assert entry == key[:32] and f"key={key}" in header
+    assert f"sha256={__import__('hashlib').sha256(body.encode()).hexdigest()}" in header
+    assert "REGISTRY['argsort']" in body and "def kernel(" in body
+    assert any(n.endswith(".nbi") for n in os.listdir(root / entry / "__pycache__"))
+
+
+def test_second_process_reuses_the_entry_and_is_faster(seed, warm):
+    root, _ = warm
+    run = _run(root)
+    assert [e for e, _ in run["events"]] == ["hit"]
+    assert run["events"][0][1] == seed[1]["events"][0][1]
+    assert run["hits"] >= 1                        # Numba loaded machine code: no LLVM compile
+    assert run["time"] < seed[1]["time"], (run["time"], seed[1]["time"])
+
+
+def test_version_change_gives_a_new_key(seed, warm):
+    root, entry = warm
+    run = _run(root, pre="funcgrad.__version__ = '999.0'")
+    (event, key), = run["events"]
+    assert event == "miss" and key != seed[1]["events"][0][1]
+    new = root / key[:32] / "kernel.py"
+    old = entry / "kernel.py"
+    assert new.read_text().split("\n", 1)[1] == old.read_text().split("\n", 1)[1]
+
+
+@pytest.mark.parametrize("damage", ["truncate", "malicious"])
+def test_corrupt_entry_is_never_executed_and_is_rebuilt(warm, tmp_path, damage):
+    root, entry = warm
+    kernel = entry / "kernel.py"
+    good = kernel.read_bytes()
+    marker = tmp_path / "executed"
+    if damage == "truncate":
+        kernel.write_bytes(good[: len(good) // 2])
+    else:       # a consistent-looking file: the header is kept, the body creates a marker
+        header = good.split(b"\n", 1)[0]
+        evil = (f"open({str(marker)!r}, 'w').close()\n"
+                f"def kernel(*args):\n    open({str(marker)!r}, 'w').close()\n").encode()
+        kernel.write_bytes(header + b"\n" + evil)
+    run = _run(root)
+    assert [e for e, _ in run["events"]] == ["rebuild"]
+    assert "CacheWarning" in run["stderr"] and "corrupt" in run["stderr"]
+    assert not marker.exists()
+    assert kernel.read_bytes() == good
+    assert [e for e, _ in _run(root)["events"]] == ["hit"]
+
+
+@pytest.mark.parametrize("what", ["dir-777", "entry-777", "file-666", "foreign-entry"])
+def test_untrusted_cache_is_ignored_with_a_warning(warm, what):
+    root, entry = warm
+    if what == "foreign-entry":
+        if not hasattr(os, "geteuid") or os.geteuid() != 0:
+            pytest.skip("chown to another user needs root")
+        os.chown(entry / "kernel.py", 65534, 65534)
+    else:
+        path = {"dir-777": root, "entry-777": entry, "file-666": entry / "kernel.py"}[what]
+        os.chmod(path, 0o666 if what == "file-666" else 0o777)
+    run = _run(root)
+    assert "CacheWarning" in run["stderr"]
+    if what == "dir-777":        # the whole cache is unused: compiled in memory
+        assert run["events"] == [] and "not using the kernel cache" in run["stderr"]
+        assert stat.S_IMODE(os.stat(root).st_mode) == 0o777
+    else:                        # the entry is thrown away and rebuilt privately
+        assert [e for e, _ in run["events"]] == ["rebuild"]
+        st = os.stat(entry / "kernel.py")
+        assert stat.S_IMODE(st.st_mode) == 0o600 and st.st_uid == os.getuid()
+        assert stat.S_IMODE(os.stat(entry).st_mode) == 0o700
+
+
+def test_disable_by_environment(tmp_path, monkeypatch):
+    root = tmp_path / "cache"
+    run = _run(root, FUNCGRAD_DISABLE_CACHE="1")
+    assert run["events"] == [] and not root.exists()
+    for off in ("0", "off", "None", "false"):
+        monkeypatch.setenv("FUNCGRAD_CACHE_DIR", off)
+        assert cache.cache_dir() is None
+    monkeypatch.delenv("FUNCGRAD_CACHE_DIR")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    assert cache.cache_dir() == str(tmp_path / "xdg" / "funcgrad")
+    monkeypatch.setenv("FUNCGRAD_DISABLE_CACHE", "1")
+    assert cache.cache_dir() is None
+
+
+def test_clear_cache_removes_only_entries(warm, monkeypatch):
+    root, entry = warm
+    (root / "notes.txt").write_text("keep")
+    (root / "keep").mkdir()
+    monkeypatch.setenv("FUNCGRAD_CACHE_DIR", str(root))
+    assert cache.cache_dir() == str(root)
+    assert cache.clear_cache() == 1
+    assert not entry.exists() and _entries(root) == []
+    assert (root / "notes.txt").exists() and (root / "keep").is_dir()
+
+
+def test_in_process_compile_uses_cache_and_falls_back(tmp_path, monkeypatch):
+    monkeypatch.setenv("FUNCGRAD_CACHE_DIR", str(tmp_path / "c"))
+    f = lambda x: fnp.sum(fnp.cos(x) * x)
+    x = np.linspace(0.0, 1.0, 3)
+    np.testing.assert_allclose(fg.jit(fg.grad(f))(x), np.cos(x) - x * np.sin(x))
+    assert len(_entries(tmp_path / "c")) == 1
+    monkeypatch.setenv("FUNCGRAD_CACHE_DIR", str(tmp_path / "d"))
+    monkeypatch.setattr(cache, "module_text", lambda source, impls: None)   # not writable
+    g = lambda x: fnp.sum(fnp.cos(x) * x * 2.0)
+    np.testing.assert_allclose(fg.jit(g)(x), 2 * np.sum(np.cos(x) * x))
+    assert not (tmp_path / "d").exists()
+
+
+def _helper_params(text):
+    """The params dict literal of the one helper in a module text, evaluated."""
+    call = next(n.value for n in ast.parse(text).body if isinstance(n, ast.Assign))
+    return eval(compile(ast.Expression(call.args[1]), "<params>", "eval"), {"np": np})
+
+
+def test_literal_writer_is_exact_and_strict():
+    src = "def kernel(a):\n    return (a, )\n"
+    aval = [Aval((2, 3), np.float32)]
+    nasty = "x')\nimport os; os.system('echo pwned')  # \u00e9\\"
+    params = {"s": nasty, "t": (1, -0.0, None, True, ("a", [2.5, float("inf")])),
+              "d": np.dtype("float32"), "n": np.int32(7), "big": 2 ** 70}
+    text = cache.module_text(src, {"_impl0_gather": (REGISTRY["gather"], params, aval)})
+    tree = ast.parse(text)
+    assert [type(n).__name__ for n in tree.body] == (["Expr"] + ["Import"] * 3
+                                                      + ["ImportFrom"] * 3 + ["Assign", "FunctionDef"])
+    back = _helper_params(text)
+    assert back["s"] == nasty and back["d"] == np.dtype("float32") and back["big"] == 2 ** 70
+    assert type(back["n"]) is np.int32 and back["n"] == 7
+    assert repr(back["t"]) == repr(params["t"])
+    assert "Aval((2, 3, ), np.dtype('float32'))" in text
+
+    class S(str):
+        def __repr__(self):
+            return "__import__('os')"
+    for bad in (object(), S("x"), np.dtype([("a", "f8")]), {"a": 1}, lambda: 0, np.ones(2)):
+        assert cache.module_text(src, {"_impl0_gather": (REGISTRY["gather"], {"p": bad}, aval)}) is None
+    fake = type(REGISTRY["gather"])("gather", impl=None, abstract=None)   # not the registered one
+    assert cache.module_text(src, {"_impl0_gather": (fake, {}, aval)}) is None
+    assert cache.module_text(src, {"_impl0_gather": (REGISTRY["gather"], {1: 2}, aval)}) is None
+    assert cache.module_text(src, {}).endswith(src)
