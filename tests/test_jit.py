@@ -155,3 +155,15 @@ def test_integer_and_boolean_reductions_compile():
     x = np.array([1.0, -2.0, 3.0, 0.5])
     _same(fg.jit(f)(x), evaluate(f, x))
     _same(fg.jit(fnp.nanmean)(np.array([1.0, np.nan, 3.0])), 2.0)
+
+
+def test_kernels_are_shared_across_shapes_when_the_source_is_the_same():
+    from funcgrad.backend import compile as backend
+    jf = fg.jit(fg.grad(w1))
+    jf(rand((11,), seed=8))
+    n = len(backend._kernels)
+    for size in (12, 30):
+        x = rand((size,), seed=size)
+        _same(jf(x), fg.grad(w1)(x))
+    assert len(backend._kernels) == n          # retraced per shape, compiled once
+    assert "a.shape[0]" in jf.lower(np.ones(13)).source

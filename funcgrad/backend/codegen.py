@@ -87,6 +87,10 @@ class Generator:
         self.src = Source()
         self.uses = use_counts(prog)
         self.inputs = {v.id for v in prog.in_vars}
+        self.dim_names = {}
+        for v in prog.in_vars:
+            for k, d in enumerate(v.aval.shape):
+                self.dim_names.setdefault(d, f"{self.names[v.id]}.shape[{k}]")
 
     # -- atoms ----------------------------------------------------------------------------------
     def name(self, v):
@@ -99,8 +103,13 @@ class Generator:
             return self.const_names[id(v)]
         return self.names[v.id]
 
+    def dim(self, d):
+        """A loop bound or allocation size: read from an input's shape when one has that size,
+        so that the source (and the compiled kernel) is shared by calls of other sizes."""
+        return self.dim_names.get(d, str(d)) if d >= 2 else str(d)
+
     def dims(self, shape):
-        return "(" + "".join(f"{d}, " for d in shape) + ")"
+        return "(" + "".join(f"{self.dim(d)}, " for d in shape) + ")"
 
     # -- whole function -------------------------------------------------------------------------
     def generate(self):
@@ -222,7 +231,7 @@ class LoopEmitter:
             src.emit(line)
         outer = "numba.prange" if self.parallel_ok() else "range"
         for k, n in enumerate(self.shape):
-            src.emit(f"for i{k} in {outer if k == 0 else 'range'}({n}):")
+            src.emit(f"for i{k} in {outer if k == 0 else 'range'}({gen.dim(n)}):")
             src.depth += 1
         for line in self.body:
             src.emit(line)
