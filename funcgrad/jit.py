@@ -131,11 +131,14 @@ class JitFunction:
         sig = self._signature(a)
         entry = self._entries.get(sig)
         if entry is None:
-            entry = self._entries[sig] = self._compile(a)
+            entry = self._compile(a)
+            out = _first_run(entry, a.dyn_vals, self.f)     # Numba compiles on the first call
+            self._entries[sig] = entry
             if (not kwargs and not self.static_argnums and len(a.dyn_vals) == len(args)
                     and all(type(x) is np.ndarray for x in args)):
                 key = tuple((x.shape, x.dtype) for x in args)
                 self._fast[key[0] if len(args) == 1 else key] = entry.fast
+            return tree_unflatten(entry.out_tree, [_to_numpy(r) for r in out])
         return tree_unflatten(entry.out_tree, [_to_numpy(r) for r in entry.run(a.dyn_vals)])
 
     def _compile(self, a):
@@ -144,6 +147,34 @@ class JitFunction:
         prog = simplify(prog)
         compiled = compile_program(prog, self.parallel)
         return _Entry(compiled, out_tree, prog.in_avals, prog.out_avals)
+
+
+def _first_run(entry, vals, f):
+    """Run a new entry once; a Numba compilation failure becomes an error that names the
+    equation and the user's line it came from (the generated line's nearest comment)."""
+    import re
+    try:
+        return entry.run(vals)
+    except Exception as exc:
+        from numba.core.errors import NumbaError
+        if not isinstance(exc, NumbaError):
+            raise
+        lines = entry.compiled.source.splitlines()
+        message = re.sub(r"\x1b\[[0-9;]*m", "", str(exc))          # Numba colours its text
+        hit = [int(n) - 1 for n in re.findall(r"funcgrad-kernel-[0-9a-f]+>?\"?, line (\d+)", message)]
+        hit += [i for name in re.findall(r"name '(\w+)'", message)
+                for i, ln in enumerate(lines) if re.search(rf"\b{name}\b", ln)][:1]
+        where_ = ""
+        if hit:
+            k = min(hit[-1], len(lines) - 1)
+            comment = next((ln.strip() for ln in reversed(lines[:k + 1]) if ln.strip().startswith("#")), "")
+            where_ = f" The failing generated line is {lines[k].strip()!r}, from {comment!r}."
+        from ._errors import FuncgradError
+        raise FuncgradError(
+            f"Numba could not compile the program of {getattr(f, '__name__', f)}.{where_} "
+            "This is a funcgrad bug: please report it with the source from "
+            "fg.jit(f).lower(*args).source. Meanwhile `with fg.disable_jit():` runs the same "
+            f"program in the interpreter.\nNumba said: {message[:2000]}") from None
 
 
 def jit(f=None, *, static_argnums=(), parallel=False):

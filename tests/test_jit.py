@@ -167,3 +167,14 @@ def test_kernels_are_shared_across_shapes_when_the_source_is_the_same():
         _same(jf(x), fg.grad(w1)(x))
     assert len(backend._kernels) == n          # retraced per shape, compiled once
     assert "a.shape[0]" in jf.lower(np.ones(13)).source
+
+
+def test_numba_failure_names_the_equation_and_user_line(monkeypatch):
+    from funcgrad.backend import lowerings
+    monkeypatch.setitem(lowerings.LOWERINGS, "rev",
+                        lambda outs, ins, e: [f"{outs[0]} = no_such_function({ins[0]})"])
+
+    def flipped(x):
+        return fnp.flip(x) * 3.0
+    with pytest.raises(fg.FuncgradError, match=r"no_such_function.*# rev.*test_jit\.py:\d+.*disable_jit"):
+        fg.jit(flipped)(np.arange(4.0))
