@@ -147,12 +147,17 @@ gather_p = define("gather", impl=lambda x, *idx, spec: np.asarray(x)[_build(spec
 def _scatter_impl(x, u, *idx, spec, mode):
     out = np.array(x, copy=True)
     index = _build(spec, idx)
-    if mode == "add":
-        np.add.at(out, index, u)
-    elif mode == "mul":
-        np.multiply.at(out, index, u)
-    else:
+    if mode == "set":
         out[index] = u
+    elif not idx:                    # slices and integers only: no repeated positions
+        if mode == "add":
+            out[index] += u
+        else:
+            out[index] *= u
+    elif mode == "add":
+        np.add.at(out, index, u)
+    else:
+        np.multiply.at(out, index, u)
     return out
 
 
