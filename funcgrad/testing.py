@@ -1,8 +1,8 @@
 """Gradient checking against central finite differences (public, like autograd's test_util).
 
-`check_grads(f, args, order=2)` compares the reverse-mode directional derivative <u, J v>
-(from fg.vjp) with a central difference of <u, f(x + eps v)> along a random direction v, and
-for order > 1 calls itself on the derivative, so second order checks reverse-over-reverse.
+`check_grads(f, args, order=2)` compares the directional derivative <u, J v> from forward mode
+(fg.jvp) and from reverse mode (fg.vjp) with a central difference of <u, f(x + eps v)> along a
+random direction v, and for order > 1 calls itself on each derivative.
 
     >>> check_grads(lambda x: fnp.sum(fnp.sin(x) ** 2), (np.ones(3),), order=2)
 """
@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from .api import evaluate, vjp
+from .derivatives import jvp
 from .tree_util import tree_flatten, tree_map
 
 __all__ = ["check_grads", "numerical_directional_derivative"]
@@ -45,9 +46,11 @@ def numerical_directional_derivative(f, args, v, u, eps):
     return (_inner(u, plus) - _inner(u, minus)) / (2 * eps)
 
 
-def check_grads(f, args, order=2, modes=("rev",), eps=1e-5, atol=1e-6, rtol=1e-5, seed=0,
+def check_grads(f, args, order=2, modes=("fwd", "rev"), eps=1e-5, atol=1e-6, rtol=1e-5, seed=0,
                 argnums=None):
-    """Check f's derivatives up to `order` against finite differences (float64 inputs).
+    """Check f's derivatives up to `order` against finite differences (float64 inputs), in
+    forward mode (<u, J v> from fg.jvp) and reverse mode (<J^T u, v> from fg.vjp). For order > 1
+    each mode's derivative is checked again (reverse-over-reverse, forward-over-forward).
     `argnums` (int or tuple) limits the check to those arguments; the others (integer indices,
     say) are held fixed. Raises AssertionError with f's name, the argument shapes and both
     values on mismatch.
@@ -63,24 +66,31 @@ def check_grads(f, args, order=2, modes=("rev",), eps=1e-5, atol=1e-6, rtol=1e-5
             return f(*full)
         f_of_some.__name__ = getattr(f, "__name__", "f")
         return check_grads(f_of_some, [args[i] for i in nums], order, modes, eps, atol, rtol, seed)
-    rng = np.random.default_rng(seed)
-    unknown = set(modes) - {"rev"}
+    unknown = set(modes) - {"fwd", "rev"}
     if unknown:
-        raise NotImplementedError(f"check_grads: modes {sorted(unknown)} are not available yet")
-    out, f_vjp = vjp(f, *args)
-    u = _random_like(out, rng)
-    v = _random_like(args, rng)
-    analytic = _inner(f_vjp(u), v)
-    numeric = numerical_directional_derivative(f, args, v, u, eps)
-    if not abs(analytic - numeric) <= atol + rtol * abs(numeric):
-        shapes = [np.shape(a) for a in tree_flatten(args)[0]]
-        raise AssertionError(
-            f"check_grads: reverse-mode derivative of {getattr(f, '__name__', f)} (order "
-            f"{order} remaining) disagrees with central differences at argument shapes {shapes}: "
-            f"<vjp(u), v> = {analytic!r}, numerical = {numeric!r}, "
-            f"difference {abs(analytic - numeric):.3g}")
-    if order > 1:
-        def f_vjp_of(*a):
-            return vjp(f, *a)[1](u)
-        f_vjp_of.__name__ = f"vjp_of_{getattr(f, '__name__', 'f')}"
-        check_grads(f_vjp_of, args, order - 1, modes, eps, atol * 10, rtol * 10, seed + 1)
+        raise ValueError(f"check_grads: unknown modes {sorted(unknown)}")
+    for mode in modes:
+        rng = np.random.default_rng(seed)
+        out = evaluate(f, *args)
+        u, v = _random_like(out, rng), _random_like(args, rng)
+        if mode == "rev":
+            analytic = _inner(vjp(f, *args)[1](u), v)
+
+            def derivative(*a):
+                return vjp(f, *a)[1](u)
+        else:
+            analytic = _inner(u, jvp(f, args, v)[1])
+
+            def derivative(*a):
+                return jvp(f, a, v)[1]
+        numeric = numerical_directional_derivative(f, args, v, u, eps)
+        if not abs(analytic - numeric) <= atol + rtol * abs(numeric):
+            shapes = [np.shape(a) for a in tree_flatten(args)[0]]
+            raise AssertionError(
+                f"check_grads: {mode}-mode derivative of {getattr(f, '__name__', f)} (order "
+                f"{order} remaining) disagrees with central differences at argument shapes "
+                f"{shapes}: analytic {analytic!r}, numerical {numeric!r}, "
+                f"difference {abs(analytic - numeric):.3g}")
+        if order > 1:
+            derivative.__name__ = f"{mode}_derivative_of_{getattr(f, '__name__', 'f')}"
+            check_grads(derivative, args, order - 1, (mode,), eps, atol * 10, rtol * 10, seed + 1)

@@ -1,0 +1,218 @@
+"""Forward mode and Jacobians: jvp, linearize, jacfwd, jacrev, hessian, hvp.
+
+jvp uses transforms/jvp.py (forward mode derived from the reverse-mode rules); jacrev evaluates
+one backward program per output element, jacfwd one linearized (tangent) program per input
+element, so a function is traced once per call whatever the Jacobian's size. Inside another
+transform (jit, grad) these loops unroll into the traced program.
+"""
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+
+from .api import _Args, _argnums_tuple, _fn_name, _split_out_aux, _to_numpy, _trace_call, vjp
+from .interpreter import eval_program
+from .ir import Traced, aval_of
+from .primitives.base import convert
+from .transforms.jvp import jvp_program
+from .transforms.vjp import split_program
+from .tree_util import tree_flatten, tree_unflatten
+
+__all__ = ["jvp", "linearize", "jacfwd", "jacrev", "hessian", "hvp"]
+
+
+class _Linearized:
+    """f's tangent map at fixed primals: forward part evaluated once, linear part per call."""
+
+    def __init__(self, f, primals, has_aux=False):
+        self.f = f
+        self.args = a = _Args(f, primals, {}, diff_argnums=tuple(range(len(primals))))
+        prog, consts, out_tree = _trace_call(f, a)
+        main, aux, self.main_tree, self.aux_tree = _split_out_aux(f, prog.outs, out_tree, has_aux)
+        self.n_main, n_out = len(main), len(prog.outs)
+        self.float_out = [o.aval.is_float for o in prog.outs]
+        self.out_avals = [o.aval for o in prog.outs]
+        jp = jvp_program(prog, [False] * len(consts) + a.diff_mask)
+        fwd, self.lin, _ = split_program(jp, len(prog.in_vars), n_out)
+        res = eval_program(fwd, *consts, *a.dyn_vals)
+        self.outs, self.residuals = res[:n_out], res[n_out:]
+        self.primal_avals = [aval_of(v) for v, d in zip(a.dyn_vals, a.diff_mask) if d]
+
+    def out(self):
+        return tree_unflatten(self.main_tree, [_to_numpy(o) for o in self.outs[:self.n_main]])
+
+    def aux(self):
+        return tree_unflatten(self.aux_tree, [_to_numpy(o) for o in self.outs[self.n_main:]])
+
+    def tangent_leaves(self, tangents):
+        leaves, tree = tree_flatten(tuple(tangents))
+        primal_tree = tree_flatten(tuple(self.args.rebuild(self.args.dyn_vals)[0]))[1]
+        if tree != primal_tree or len(leaves) != len(self.primal_avals):
+            raise ValueError(f"tangents {tree!r} do not match the primals' structure {primal_tree!r}")
+        out = []
+        for i, (t, av) in enumerate(zip(leaves, self.primal_avals)):
+            if aval_of(t).shape != av.shape:
+                raise ValueError(f"tangent {i} has shape {aval_of(t).shape}, but its primal has "
+                                 f"shape {av.shape}")
+            out.append(t if isinstance(t, Traced) and aval_of(t).dtype == av.dtype
+                       else convert(t, av.dtype))
+        return out
+
+    def __call__(self, *tangents):
+        tans = iter(eval_program(self.lin, *self.residuals, *self.tangent_leaves(tangents)))
+        leaves = [_to_numpy(next(tans)) if fl else np.zeros(av.shape, av.dtype)
+                  for fl, av in zip(self.float_out, self.out_avals)]
+        return tree_unflatten(self.main_tree, leaves[:self.n_main])
+
+
+def jvp(f, primals, tangents, has_aux=False):
+    """Forward mode: (f(*primals), J @ tangents) — plus aux if has_aux.
+
+        >>> fg.jvp(fnp.sin, (0.5,), (1.0,))
+        (0.479..., 0.877...)
+    """
+    lin = _Linearized(f, tuple(primals), has_aux)
+    res = (lin.out(), lin(*tangents))
+    return res + (lin.aux(),) if has_aux else res
+
+
+def linearize(f, *primals):
+    """(f(*primals), f_jvp) where f_jvp(*tangents) = J @ tangents, reusing the forward pass.
+
+        >>> y, f_jvp = fg.linearize(fnp.sin, 0.5); f_jvp(1.0)
+    """
+    lin = _Linearized(f, primals)
+    return lin.out(), lin
+
+
+def _select(f, args, nums):
+    """f as a function of the arguments in `nums` only (the others held fixed)."""
+    def g(*sel):
+        full = list(args)
+        for i, s in zip(nums, sel):
+            full[i] = s
+        return f(*full)
+    g.__name__ = _fn_name(f)
+    return g
+
+
+def _basis(avals):
+    """One-hot pytrees: for each leaf and each of its elements, (leaf index, flat index, leaves)."""
+    for i, av in enumerate(avals):
+        for k in range(av.size):
+            leaves = [np.zeros(a.shape, a.dtype) for a in avals]
+            leaves[i].reshape(-1)[k] = 1
+            yield i, k, leaves
+
+
+def _assemble(out_avals, in_avals, columns, out_major):
+    """columns[(i, k)] -> list of arrays: J blocks of shape out.shape + in.shape per leaf pair."""
+    blocks = []
+    for o, oa in enumerate(out_avals):
+        row = []
+        for i, ia in enumerate(in_avals):
+            if out_major:       # jacrev: entries indexed by output element, hold input arrays
+                parts = [columns[(o, k)][i] for k in range(oa.size)]
+                block = _stack(parts, oa.shape + ia.shape)
+            else:               # jacfwd: entries indexed by input element, hold output arrays
+                parts = [columns[(i, k)][o] for k in range(ia.size)]
+                block = _moveaxes(_stack(parts, ia.shape + oa.shape), len(ia.shape), len(oa.shape))
+            row.append(block)
+        blocks.append(row)
+    return blocks
+
+
+def _stack(parts, shape):
+    from .numpy import reshape, stack
+    if not parts:
+        return np.zeros(shape)
+    if any(isinstance(p, Traced) for p in parts):
+        return reshape(stack(parts), shape)
+    return np.stack([np.asarray(p) for p in parts]).reshape(shape)
+
+
+def _moveaxes(x, n_in, n_out):
+    """(in..., out...) -> (out..., in...)."""
+    from .numpy import transpose
+    perm = tuple(range(n_in, n_in + n_out)) + tuple(range(n_in))
+    return transpose(x, perm) if isinstance(x, Traced) else np.transpose(x, perm)
+
+
+def _avals(leaves):
+    return [aval_of(x if isinstance(x, Traced) else np.asarray(x)) for x in leaves]
+
+
+def _jacobian(f, argnums, has_aux, forward):
+    @functools.wraps(f)
+    def jac(*args):
+        nums, single = _argnums_tuple(argnums, len(args), f)
+        g = _select(f, args, nums)
+        sel = [args[i] for i in nums]
+        sel_leaves, sel_tree = tree_flatten(tuple(sel))
+        in_avals = _avals(sel_leaves)
+        if forward:
+            lin = _Linearized(g, sel, has_aux)
+            out, aux = lin.out(), (lin.aux() if has_aux else None)
+            out_leaves, out_tree = tree_flatten(out)
+            columns = {(i, k): tree_flatten(lin(*tree_unflatten(sel_tree, leaves)))[0]
+                       for i, k, leaves in _basis(in_avals)}
+        else:
+            res = vjp(g, *sel, has_aux=has_aux)
+            out, f_vjp, aux = (res if has_aux else res + (None,))
+            out_leaves, out_tree = tree_flatten(out)
+            columns = {(o, k): tree_flatten(f_vjp(tree_unflatten(out_tree, leaves)))[0]
+                       for o, k, leaves in _basis(_avals(out_leaves))}
+        out_avals = _avals(out_leaves)
+        blocks = _assemble(out_avals, in_avals, columns, out_major=not forward)
+        per_out = [tree_unflatten(sel_tree, row) for row in blocks]
+        result = tree_unflatten(out_tree, [r[0] if single else r for r in per_out])
+        return (result, aux) if has_aux else result
+    return jac
+
+
+def jacrev(f, argnums=0, has_aux=False):
+    """Jacobian by reverse mode (one backward pass per output element): best for few outputs.
+    Each output leaf of shape S_o gets, per differentiated argument leaf of shape S_a, an
+    array of shape S_o + S_a.
+
+        >>> fg.jacrev(lambda x: fnp.sin(x) * x)(np.ones(3)).shape
+        (3, 3)
+    """
+    j = _jacobian(f, argnums, has_aux, forward=False)
+    j.__name__ = f"jacrev_of_{_fn_name(f)}"
+    return j
+
+
+def jacfwd(f, argnums=0, has_aux=False):
+    """Jacobian by forward mode (one tangent pass per input element): best for few inputs.
+
+        >>> fg.jacfwd(lambda x: fnp.sin(x) * x)(np.ones(3)).shape
+        (3, 3)
+    """
+    j = _jacobian(f, argnums, has_aux, forward=True)
+    j.__name__ = f"jacfwd_of_{_fn_name(f)}"
+    return j
+
+
+def hessian(f, argnums=0):
+    """Hessian of a scalar function, forward-over-reverse (jacfwd of jacrev).
+
+        >>> fg.hessian(lambda x: fnp.sum(x ** 3))(np.ones(2))
+        array([[6., 0.], [0., 6.]])
+    """
+    return jacfwd(jacrev(f, argnums), argnums)
+
+
+def hvp(f, primals, tangents):
+    """Hessian-vector product without forming the Hessian: jvp of grad (forward-over-reverse).
+
+        >>> fg.hvp(lambda x: fnp.sum(x ** 3), (np.ones(2),), (np.array([1.0, 0.0]),))
+        array([6., 0.])
+    """
+    from .api import grad
+    nums = tuple(range(len(primals)))
+    g = grad(f, nums)
+    out = jvp(lambda *p: g(*p), tuple(primals), tuple(tangents))[1]
+    return out[0] if len(primals) == 1 else out
+

@@ -1,0 +1,58 @@
+"""Primitives for user-controlled differentiation: stop_gradient, the output marker of
+custom_vjp functions, and host callbacks (opaque NumPy code inside a traced function).
+
+The public functions that bind them live in funcgrad/custom.py.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..ir import Aval
+from .base import define, full
+
+stop_gradient_p = define(
+    "stop_gradient", impl=lambda x: x, abstract=lambda a: a, differentiable=False, numba="{0}",
+    doc="Identity forward; no derivative in any mode or order (PyTorch's detach).")
+
+
+def _custom_vjp_abstract(*avals, spec):
+    return tuple(avals[:spec.n_out])
+
+
+def _custom_vjp_rule(cts, *ins, out, spec):
+    """Call the user's bwd(residuals, output cotangents) -> one cotangent per differentiable
+    argument (None means zero)."""
+    n_out, n_res = spec.n_out, spec.n_res
+    cts = [full(o.aval.shape if hasattr(o, "aval") else np.shape(o), 0, _dtype(o)) if c is None
+           else c for c, o in zip(cts, out)]
+    res = spec.residuals(ins[n_out:n_out + n_res])
+    ct_tree = spec.out_unflatten(cts)
+    arg_cts = spec.bwd(*spec.nondiff, res, ct_tree)
+    return [None] * (n_out + n_res) + spec.arg_cotangents(arg_cts, ins[n_out + n_res:])
+
+
+def _dtype(x):
+    return x.aval.dtype if hasattr(x, "aval") else np.asarray(x).dtype
+
+
+custom_vjp_p = define(
+    "custom_vjp_call", impl=lambda *xs, spec: tuple(xs[:spec.n_out]), abstract=_custom_vjp_abstract,
+    vjp=_custom_vjp_rule, multiple_results=True,
+    doc="Marks the outputs of a custom_vjp function: identity on them; its vjp calls the "
+        "user's bwd with the residuals of fwd.")
+
+
+def _callback_impl(*xs, spec):
+    out = np.asarray(spec.fn(*[np.asarray(x) for x in xs]))
+    if out.shape != spec.aval.shape:
+        raise ValueError(f"pure_callback: {spec.fn!r} returned shape {out.shape}, but "
+                         f"result_shape_dtype says {spec.aval.shape}")
+    return out.astype(spec.aval.dtype, copy=False)
+
+
+pure_callback_p = define(
+    "pure_callback", impl=_callback_impl, abstract=lambda *avals, spec: spec.aval,
+    differentiable=False,
+    doc="Calls a NumPy function on concrete arrays; shapes and dtypes of the results are given.")
+
+__all__ = ["stop_gradient_p", "custom_vjp_p", "pure_callback_p", "Aval"]

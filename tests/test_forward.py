@@ -1,0 +1,167 @@
+"""Forward mode (jvp, linearize), Jacobians, Hessians, stop_gradient and custom_vjp."""
+import numpy as np
+import pytest
+import scipy.special
+
+import funcgrad as fg
+import funcgrad.numpy as fnp
+from conftest import check_grads, rand
+
+
+def rosen(x):
+    return fnp.sum(100.0 * (x[1:] - x[:-1] ** 2) ** 2 + (1 - x[:-1]) ** 2)
+
+
+def rosen_hessian(x):
+    n = len(x)
+    H = np.zeros((n, n))
+    for i in range(n - 1):
+        H[i, i] += 1200 * x[i] ** 2 - 400 * x[i + 1] + 2
+        H[i, i + 1] = H[i + 1, i] = -400 * x[i]
+        H[i + 1, i + 1] += 200
+    return H
+
+
+def test_jvp_and_linearize_match_closed_forms():
+    x, t = rand((4,)), rand((4,), seed=1)
+    y, ty = fg.jvp(lambda x: fnp.sin(x) * x, (x,), (t,))
+    np.testing.assert_allclose(y, np.sin(x) * x)
+    np.testing.assert_allclose(ty, (np.cos(x) * x + np.sin(x)) * t)
+    out, f_jvp = fg.linearize(fnp.exp, x)
+    np.testing.assert_allclose(f_jvp(t), np.exp(x) * t)
+    np.testing.assert_allclose(f_jvp(2 * t), 2 * np.exp(x) * t)
+
+
+def test_jvp_pytrees_dtypes_and_errors():
+    p = {"w": rand((3,), dtype=np.float32), "b": np.float32(0.5)}
+    out, tan = fg.jvp(lambda p: fnp.sum(p["w"] * p["b"]), (p,), ({"w": np.ones(3), "b": 1.0},))
+    assert tan.dtype == np.float32
+    np.testing.assert_allclose(tan, 0.5 * 3 + p["w"].sum(), rtol=1e-6)
+    with pytest.raises(ValueError, match="shape"):
+        fg.jvp(fnp.sin, (np.ones(3),), (np.ones(2),))
+
+
+def test_jacobians_agree_and_have_numpy_layout():
+    A = rand((2, 3), seed=2)
+    f = lambda x, y: fnp.tanh(A @ x) * y
+    x, y = rand((3,), seed=3), rand((2,), seed=4)
+    for jac in (fg.jacfwd, fg.jacrev):
+        jx, jy = jac(f, (0, 1))(x, y)
+        assert jx.shape == (2, 3) and jy.shape == (2, 2)
+        sech2 = 1 - np.tanh(A @ x) ** 2
+        np.testing.assert_allclose(jx, (sech2 * y)[:, None] * A, rtol=1e-12)
+        np.testing.assert_allclose(jy, np.diag(np.tanh(A @ x)), rtol=1e-12)
+    tree = fg.jacrev(lambda p: {"a": p["w"] * 2, "s": fnp.sum(p["w"])})({"w": x})
+    assert tree["a"]["w"].shape == (3, 3) and tree["s"]["w"].shape == (3,)
+
+
+def test_hessians_closed_forms():
+    x = rand((5,), seed=5)
+    np.testing.assert_allclose(fg.hessian(rosen)(x), rosen_hessian(x), rtol=1e-12)
+    z = rand((4,), seed=6)
+    p = np.exp(z - scipy.special.logsumexp(z))
+    np.testing.assert_allclose(fg.hessian(fnp.logsumexp)(z), np.diag(p) - np.outer(p, p),
+                               atol=1e-14)
+    v = rand((5,), seed=7)
+    np.testing.assert_allclose(fg.hvp(rosen, (x,), (v,)), rosen_hessian(x) @ v, rtol=1e-12)
+    # third derivative of a scalar function, by composition
+    d3 = fg.grad(fg.grad(fg.grad(lambda t: fnp.sin(t) * t)))
+    assert np.isclose(d3(0.7), -3 * np.sin(0.7) - 0.7 * np.cos(0.7))
+
+
+def test_mlp_hessian_matches_finite_differences_of_gradient():
+    rng = np.random.default_rng(8)
+    X, labels = rng.standard_normal((6, 3)), np.array([0, 1, 1, 0, 1, 0])
+
+    def loss(w):
+        logits = fnp.tanh(X @ w[:6].reshape(3, 2)) @ w[6:].reshape(2, 2)
+        return -fnp.mean((logits - fnp.logsumexp(logits, axis=1, keepdims=True))[np.arange(6), labels])
+    w = rng.standard_normal(10) * 0.5
+    H = fg.hessian(loss)(w)
+    g = fg.grad(loss)
+    eps = 1e-6
+    fd = np.stack([(g(w + eps * e) - g(w - eps * e)) / (2 * eps) for e in np.eye(10)], axis=1)
+    np.testing.assert_allclose(H, fd, atol=1e-7)
+    np.testing.assert_allclose(H, H.T, atol=1e-12)
+
+
+def test_jitted_hessian():
+    # (a jitted Hessian unrolls one tangent program per input; keep n small in tests)
+    x = rand((3,), seed=13)
+    np.testing.assert_allclose(fg.jit(fg.hessian(rosen))(x), rosen_hessian(x), rtol=1e-12)
+
+
+def test_compositions_agree():
+    f = lambda x: fnp.sum(fnp.exp(-x ** 2) * fnp.cos(3 * x))
+    x, v = rand((3,), seed=9), rand((3,), seed=10)
+    g = fg.grad(f)(x)
+    np.testing.assert_allclose(fg.jit(fg.grad(f))(x), g, rtol=1e-13)
+    np.testing.assert_allclose(fg.grad(fg.jit(f))(x), g, rtol=1e-13)
+    np.testing.assert_allclose(fg.jvp(f, (x,), (v,))[1], g @ v, rtol=1e-12)
+    np.testing.assert_allclose(fg.jvp(fg.grad(f), (x,), (v,))[1],
+                               fg.grad(lambda x: fg.grad(f)(x) @ v)(x), rtol=1e-12)
+    check_grads(f, (x,), order=3)
+
+
+def test_stop_gradient_every_mode_and_order():
+    f = lambda x: fnp.sum(x ** 2 * fg.stop_gradient(fnp.sin(x)))
+    x = rand((3,), seed=11)
+    expected = 2 * x * np.sin(x)
+    np.testing.assert_allclose(fg.grad(f)(x), expected)
+    np.testing.assert_allclose(fg.jit(fg.grad(f))(x), expected)
+    np.testing.assert_allclose(fg.jvp(f, (x,), (np.ones(3),))[1], expected.sum())
+    np.testing.assert_allclose(fg.hessian(f)(x), np.diag(2 * np.sin(x)), atol=1e-14)
+    assert fg.grad(lambda x: fg.stop_gradient(x) * 0 + 1.0)(2.0) == 0.0
+    tree = fg.stop_gradient({"a": 1.0, "b": np.ones(2)})
+    assert tree["a"] == 1.0
+
+
+@fg.custom_vjp
+def log1pexp(x):
+    return fnp.log1p(fnp.exp(x))
+
+
+log1pexp.defvjp(lambda x: (log1pexp(x), x), lambda x, g: (g / (1 + fnp.exp(-x)),))
+
+
+def test_custom_vjp_stable_log1pexp():
+    big = np.array([1000.0, -1000.0, 0.0])
+    with np.errstate(over="ignore", invalid="ignore"):
+        naive = fg.grad(lambda x: fnp.sum(fnp.log1p(fnp.exp(x))))(big)
+    assert np.isnan(naive[0])
+    g = fg.grad(lambda x: fnp.sum(log1pexp(x)))(big)
+    np.testing.assert_allclose(g, [1.0, 0.0, 0.5])
+    np.testing.assert_allclose(fg.jit(fg.grad(lambda x: fnp.sum(log1pexp(x))))(big), g)
+    # second order goes through bwd, which is written with funcgrad operations
+    x = 0.3
+    assert np.isclose(fg.grad(fg.grad(log1pexp))(x), np.exp(-x) / (1 + np.exp(-x)) ** 2)
+    assert np.isclose(fg.jvp(log1pexp, (x,), (1.0,))[1], 1 / (1 + np.exp(-x)))
+
+
+def test_custom_vjp_gradient_clipping_and_nondiff_args():
+    clip = fg.custom_vjp(lambda x, c: x, nondiff_argnums=(1,))
+    clip.defvjp(lambda x, c: (x, None), lambda c, res, g: (fnp.clip(g, -c, c),))
+    g = fg.grad(lambda x: fnp.sum(clip(x, 1.5) * np.array([5.0, -0.5])))(np.ones(2))
+    np.testing.assert_allclose(g, [1.5, -0.5])
+    np.testing.assert_allclose(fg.jit(fg.grad(lambda x: fnp.sum(clip(x, 1.5) * 5.0)))(np.ones(2)), [1.5, 1.5])
+
+
+def test_custom_vjp_around_an_opaque_numpy_callback():
+    @fg.custom_vjp
+    def erf(x):
+        return fg.pure_callback(scipy.special.erf, x, x)
+    erf.defvjp(lambda x: (erf(x), x), lambda x, g: (g * 2 / np.sqrt(np.pi) * fnp.exp(-x ** 2),))
+    x = rand((3,), seed=12)
+    expected = 2 / np.sqrt(np.pi) * np.exp(-x ** 2)
+    np.testing.assert_allclose(fg.grad(lambda x: fnp.sum(erf(x)))(x), expected, rtol=1e-12)
+    np.testing.assert_allclose(fg.jit(fg.grad(lambda x: fnp.sum(erf(x))))(x), expected, rtol=1e-12)
+    check_grads(erf, (x,), order=2)
+
+
+def test_custom_vjp_errors():
+    f = fg.custom_vjp(lambda x: x * 2)
+    with pytest.raises(TypeError, match="defvjp"):
+        fg.grad(f)(1.0)
+    f.defvjp(lambda x: (x * 2, None), lambda res, g: g * 2)
+    with pytest.raises(TypeError, match="tuple"):
+        fg.grad(f)(1.0)
