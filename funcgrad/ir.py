@@ -16,7 +16,7 @@ import numpy as np
 from ._errors import EscapedTracerError, SourceInfo
 
 __all__ = ["Aval", "Var", "Lit", "Eqn", "Program", "Primitive", "Traced", "bind",
-           "aval_of", "check_program"]
+           "aval_of", "check_program", "use_counts"]
 
 _SHORT = {"float64": "f64", "float32": "f32", "float16": "f16", "int64": "i64", "int32": "i32",
           "int16": "i16", "int8": "i8", "uint8": "u8", "uint16": "u16", "uint32": "u32",
@@ -262,6 +262,15 @@ class _Printer:
         if self.source_info and e.src is not None:
             line = f"{line:<60}  # {e.src}"
         return line
+
+
+def use_counts(prog: Program):
+    """var id -> how many equation inputs and program outputs read it."""
+    uses: dict[int, int] = {}
+    for atom in [v for e in prog.eqns for v in e.inputs] + list(prog.outs):
+        if isinstance(atom, Var):
+            uses[atom.id] = uses.get(atom.id, 0) + 1
+    return uses
 
 
 # ---- type checking -------------------------------------------------------------------------

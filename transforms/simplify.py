@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..ir import Lit, Program, Var
+from ..ir import Lit, Program, Var, use_counts
 
 __all__ = ["dce", "cse", "fold_constants", "absorb_scatter_adds", "simplify"]
 
@@ -143,14 +143,7 @@ def fold_constants(prog: Program) -> Program:
 def absorb_scatter_adds(prog: Program) -> Program:
     """add(scatter_add(zeros, u, idx), y) -> scatter_add(y, u, idx): the adjoint of a slice
     adds into the other cotangent instead of a fresh buffer of zeros."""
-    uses: dict[int, int] = {}
-    for e in prog.eqns:
-        for v in e.inputs:
-            if isinstance(v, Var):
-                uses[v.id] = uses.get(v.id, 0) + 1
-    for o in prog.outs:
-        if isinstance(o, Var):
-            uses[o.id] = uses.get(o.id, 0) + 1
+    uses = use_counts(prog)
     defs, eqns = {}, []
     for e in prog.eqns:
         if e.prim.name == "add":

@@ -9,7 +9,7 @@ form an acyclic graph. Everything else is an array statement of its own.
 """
 from __future__ import annotations
 
-from ..ir import Program, Var
+from ..ir import Program, Var, use_counts
 
 REDUCTIONS = ("reduce_sum", "reduce_max", "reduce_min")
 ACCUMULATORS = REDUCTIONS + ("scatter",)          # results final after the loop
@@ -105,18 +105,6 @@ def _can_join(groups, g, e, in_groups, shape, uses):
     if any(isinstance(v, Var) and v.id in g.reduced for v in reads):
         return False
     return all(h == g.id or not _reaches(groups, h, g.id) for h in in_groups)
-
-
-def use_counts(prog: Program):
-    uses: dict[int, int] = {}
-    for e in prog.eqns:
-        for v in e.inputs:
-            if isinstance(v, Var):
-                uses[v.id] = uses.get(v.id, 0) + 1
-    for o in prog.outs:
-        if isinstance(o, Var):
-            uses[o.id] = uses.get(o.id, 0) + 1
-    return uses
 
 
 def partition(prog: Program):
