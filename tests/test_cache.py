@@ -204,7 +204,7 @@ def test_literal_writer_is_exact_and_strict():
     text = cache.module_text(src, {"_impl0_gather": (REGISTRY["gather"], params, aval)})
     tree = ast.parse(text)
     assert [type(n).__name__ for n in tree.body] == (["Expr"] + ["Import"] * 3
-                                                      + ["ImportFrom"] * 3 + ["Assign", "FunctionDef"])
+                                                      + ["ImportFrom"] * 4 + ["Assign", "FunctionDef"])
     back = _helper_params(text)
     assert back["s"] == nasty and back["d"] == np.dtype("float32") and back["big"] == 2 ** 70
     assert type(back["n"]) is np.int32 and back["n"] == 7

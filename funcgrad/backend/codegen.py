@@ -57,6 +57,20 @@ def _fmt(v):
     raise TypeError(f"parameter {v!r} cannot be written into generated code")
 
 
+FAST_MATH = ("exp", "expm1", "log", "log1p", "sin", "cos", "tanh")
+
+
+def fast_math_template(name, dtype):
+    """Vectorisable polynomial implementations (vecmath.py) replace libm calls inside loops;
+    they are accurate to ~1 ulp and handle every special value as NumPy does."""
+    if name not in FAST_MATH or np.dtype(dtype).name not in ("float64", "float32"):
+        return None
+    import numba
+    if numba.config.DISABLE_JIT:          # plain-Python debugging: the intrinsics cannot run
+        return None
+    return f"_vm.{name}_f{np.dtype(dtype).name[-2:]}({{0}})"
+
+
 def _comment(obj):
     """Text safe inside a # comment: printable characters only (no newline can end it)."""
     return "".join(c if c.isprintable() else "?" for c in str(obj))
@@ -218,7 +232,8 @@ class LoopEmitter:
             else:
                 params = {k: (dtype_text(p) if isinstance(p, np.dtype) else _fmt(p))
                           for k, p in e.params.items()}
-                expr = e.prim.numba.format(*[self.read(v) for v in e.inputs], **params)
+                template = fast_math_template(e.prim.name, out.aval.dtype) or e.prim.numba
+                expr = template.format(*[self.read(v) for v in e.inputs], **params)
             local = f"{oname}_i" if self.shape else oname
             self.body.append(f"{local} = {expr}")
             self.local[out.id] = local

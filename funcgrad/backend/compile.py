@@ -66,7 +66,8 @@ def _build(source, impls, parallel):
     digest = hashlib.sha256(source.encode()).hexdigest()[:16]
     filename = f"<funcgrad-kernel-{digest}>"
     linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
-    namespace = {"np": np, "numba": numba, "math": math}
+    from . import vecmath
+    namespace = {"np": np, "numba": numba, "math": math, "_vm": vecmath}
     namespace.update({name: objmode_call(*spec) for name, spec in impls.items()})
     exec(compile(source, filename, "exec"), namespace)
     return numba.njit(error_model="numpy", parallel=parallel)(namespace["kernel"])
