@@ -170,7 +170,21 @@ def _versions():
     import numba
     import funcgrad
     return (f"funcgrad {funcgrad.__version__}; numba {numba.__version__}; numpy {np.__version__}; "
-            f"python {sys.version.split()[0]} {sys.implementation.name}")
+            f"python {sys.version.split()[0]} {sys.implementation.name}; "
+            f"vecmath {_vecmath_digest()}")
+
+
+def _vecmath_digest():
+    """Kernels inline vecmath's functions: a change to that file must not reuse old machine code."""
+    global _VECMATH_DIGEST
+    if _VECMATH_DIGEST is None:
+        path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "vecmath.py")
+        with open(path, "rb") as fh:
+            _VECMATH_DIGEST = hashlib.sha256(fh.read()).hexdigest()[:16]
+    return _VECMATH_DIGEST
+
+
+_VECMATH_DIGEST = None
 
 
 def kernel_key(text, parallel):

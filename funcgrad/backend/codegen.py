@@ -60,6 +60,25 @@ def _fmt(v):
 FAST_MATH = ("exp", "expm1", "log", "log1p", "sin", "cos", "tanh")
 
 
+# NumPy's semantics where Numba's scalar versions differ (infinities, integer fmod, 0 ** -n)
+EXACT = {("floor_divide", "f"): "_vm.floor_divide({0}, {1})",
+         ("remainder", "f"): "_vm.remainder({0}, {1})",
+         ("fmod", "i"): "_vm.fmod_int({0}, {1})", ("fmod", "u"): "_vm.fmod_int({0}, {1})",
+         ("power", "f"): "_vm.power({0}, {1})"}
+
+
+def scalar_template(e, in_loop):
+    """The scalar expression for an elementwise equation in generated code."""
+    name, dtype = e.prim.name, e.outputs[0].aval.dtype
+    kind = np.dtype(e.inputs[0].aval.dtype).kind
+    if name == "integer_pow" and e.params["y"] < 0 and dtype.kind == "f":
+        return f"(1.0 / ({{0}} ** {-e.params['y']}))"     # Numba raises on 0.0 ** -n
+    exact = EXACT.get((name, kind))
+    if exact is not None:
+        return exact
+    return (fast_math_template(name, dtype) if in_loop else None) or e.prim.numba
+
+
 def fast_math_template(name, dtype):
     """Vectorisable polynomial implementations (vecmath.py) replace libm calls inside loops;
     they are accurate to ~1 ulp and handle every special value as NumPy does."""
@@ -157,8 +176,9 @@ class Generator:
         `impls[helper]` = (primitive, params, output avals); compile.py builds the callable."""
         helper = f"_impl{len(self.impls)}_{e.prim.name}"
         self.impls[helper] = (e.prim, dict(e.params), [v.aval for v in e.outputs])
-        types = ", ".join(f"{o}='{numba_type(v.aval)}'" for o, v in zip(outs, e.outputs))
-        target = ", ".join(outs) + ("," if len(outs) == 1 else "")
+        used = [self.uses.get(v.id, 0) > 0 for v in e.outputs]
+        types = ", ".join(f"{o}='{numba_type(v.aval)}'" for o, v, u in zip(outs, e.outputs, used) if u)
+        target = ", ".join(o if u else "_" for o, u in zip(outs, used)) + ("," if len(outs) == 1 else "")
         return [f"with numba.objmode({types}):", f"    {target} = {helper}({', '.join(ins)})"]
 
 
@@ -232,7 +252,7 @@ class LoopEmitter:
             else:
                 params = {k: (dtype_text(p) if isinstance(p, np.dtype) else _fmt(p))
                           for k, p in e.params.items()}
-                template = fast_math_template(e.prim.name, out.aval.dtype) or e.prim.numba
+                template = scalar_template(e, bool(self.shape))
                 expr = template.format(*[self.read(v) for v in e.inputs], **params)
             local = f"{oname}_i" if self.shape else oname
             self.body.append(f"{local} = {expr}")
@@ -270,10 +290,11 @@ class LoopEmitter:
         only use, e.g. the buffer of an earlier scatter-add of the same loop)."""
         x, u = e.inputs[0], e.inputs[1]
         own = isinstance(x, Var) and self.gen.uses.get(x.id) == 1 and x.id not in self.gen.inputs
-        pre.append(f"{oname} = {self.gen.name(x)}" + ("" if own else ".copy()"))
+        pre.append(f"{oname} = {self.gen.name(x)}" + ("" if own or x.aval.ndim == 0 else ".copy()"))
         pos = slice_positions(e.params["spec"], x.aval.shape, self.idx)
         op = {"add": "+=", "set": "=", "mul": "*="}[e.params["mode"]]
-        self.body.append(f"{oname}{self.index(pos)} {op} {self.read(u)}")
+        target = oname if x.aval.ndim == 0 else f"{oname}{self.index(pos)}"
+        self.body.append(f"{target} {op} {self.read(u)}")
 
     def reduction(self, e, oname, pre, post):
         x, axes, dt = e.inputs[0], e.params["axes"], e.outputs[0].aval.dtype

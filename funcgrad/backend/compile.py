@@ -42,8 +42,23 @@ def generate(prog, name="kernel", parallel=False):
     return gen, gen.generate()
 
 
+UNSUPPORTED_DTYPES = ("float16",)     # Numba has no arithmetic for them
+
+
+def _interpreted(prog, why):
+    from ..interpreter import eval_program
+    return Compiled(lambda *args: tuple(eval_program(prog, *args)), [],
+                    f"# not compiled ({why}): runs in funcgrad's interpreter\n", prog)
+
+
 def compile_program(prog, parallel=False) -> Compiled:
-    """Lower `prog` to source and compile it (or reuse an identical kernel)."""
+    """Lower `prog` to source and compile it (or reuse an identical kernel). Programs with
+    dtypes Numba cannot compute in (float16) run in the interpreter instead."""
+    dtypes = {v.aval.dtype.name for v in prog.in_vars} | {
+        v.aval.dtype.name for e in prog.eqns for v in e.outputs}
+    bad = sorted(dtypes & set(UNSUPPORTED_DTYPES))
+    if bad:
+        return _interpreted(prog, f"dtype {', '.join(bad)}")
     gen, source = generate(prog, parallel=parallel)
     text = cache.module_text(source, gen.impls)     # None: helpers not writable as literals
     key = (text, bool(parallel))

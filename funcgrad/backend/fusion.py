@@ -89,6 +89,10 @@ def _reaches(groups, start, target):
     return False
 
 
+def _made_in(g, v):
+    return any(v is o for e in g.eqns for o in e.outputs)
+
+
 def _can_join(groups, g, e, in_groups, shape, uses):
     if not g.is_loop or g.shape != shape:
         return False
@@ -100,8 +104,10 @@ def _can_join(groups, g, e, in_groups, shape, uses):
             if not (e.params["mode"] == "add" and uses.get(x.id) == 1 and g.scatter_add.get(x.id)):
                 return False
             reads = e.inputs[1:]
-        elif isinstance(x, Var) and any(x in o.outputs for o in g.eqns):
+        elif isinstance(x, Var) and _made_in(g, x):
             return False                      # the operand must be complete before the loop
+    if e.prim.name in INDEX_MAPS and isinstance(e.inputs[0], Var) and _made_in(g, e.inputs[0]):
+        return False                          # it is read at other positions than it is made
     if any(isinstance(v, Var) and v.id in g.reduced for v in reads):
         return False
     return all(h == g.id or not _reaches(groups, h, g.id) for h in in_groups)

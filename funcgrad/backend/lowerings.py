@@ -97,6 +97,8 @@ def _gather_advanced(outs, ins, e):
     lines, pad, b, pos = _index_loops(o, x_aval, e.inputs[1:], ins[1:], bshape, k)
     if out.ndim == 0:
         return lines + [f"{o} = {x}[{', '.join(pos)}]"]
+    if not bshape:                              # 0-d index arrays: one sub-array
+        return lines + [f"{o} = np.ascontiguousarray({x}[{', '.join(pos)}])"]
     lines.insert(0, f"{o} = np.empty({_tuple(out.shape)}, {_dt(out.dtype)})")
     lines.append(pad + f"{o}[{', '.join(b) or '...'}] = {x}[{', '.join(pos)}]")
     return lines
@@ -111,7 +113,7 @@ def _scatter_advanced(outs, ins, e):
     x_aval = e.inputs[0].aval
     lines, pad, b, pos = _index_loops(o, x_aval, e.inputs[2:], ins[2:], bshape, k)
     op = {"add": "+=", "set": "=", "mul": "*="}[e.params["mode"]]
-    src = u if e.inputs[1].aval.ndim == 0 else f"{u}[{', '.join(b) or '...'}]"
+    src = u if e.inputs[1].aval.ndim == 0 or not b else f"{u}[{', '.join(b)}]"
     return [f"{o} = {x}.copy()"] + lines + [pad + f"{o}[{', '.join(pos)}] {op} {src}"]
 
 

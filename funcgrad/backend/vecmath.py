@@ -32,6 +32,8 @@ sin/cos reduce in float64 and evaluate float32 polynomials.
 Polynomial coefficients are minimax fits (Remez exchange with mpmath at 50 digits, relative
 error weighted) on the reduced intervals; the tanh rational below 0.625 is Cephes'.
 """
+import math
+
 import numba
 import numpy as np
 from llvmlite import ir
@@ -400,3 +402,54 @@ exp_f32, expm1_f32, log_f32, log1p_f32, sin_f32, cos_f32, tanh_f32 = _F32.values
 FUNCTIONS = {(name, dt): globals()[f"{name}_f{dt[-2:]}"]
              for name in ("exp", "expm1", "log", "log1p", "sin", "cos", "tanh")
              for dt in ("float64", "float32")}
+
+
+# ---- NumPy's semantics for scalar operations whose Numba versions differ ------------------------
+
+@numba.njit(inline="always", error_model="numpy")
+def floor_divide(a, b):
+    """NumPy's float floor_divide (npy_floor_divide): exact at infinities and signed zeros."""
+    if b == 0:
+        return a / b
+    mod = np.fmod(a, b)
+    div = (a - mod) / b
+    if mod != 0:
+        if (b < 0) != (mod < 0):
+            div -= 1.0
+    if div != 0:
+        floordiv = np.floor(div)
+        if div - floordiv > 0.5:
+            floordiv += 1.0
+        return floordiv
+    return math.copysign(0.0, a / b)
+
+
+@numba.njit(inline="always", error_model="numpy")
+def remainder(a, b):
+    """NumPy's float remainder (npy_remainder): the sign of the divisor, exact at infinities."""
+    mod = np.fmod(a, b)
+    if b == 0:
+        return mod
+    if mod != 0:
+        if (b < 0) != (mod < 0):
+            mod += b
+        return mod
+    return math.copysign(0.0, b)
+
+
+@numba.njit(inline="always", error_model="numpy")
+def fmod_int(a, b):
+    """C's truncated remainder for integers, as np.fmod (0 where b == 0)."""
+    if b == 0:
+        return a - a
+    r = abs(a) % abs(b)
+    return -r if a < 0 else r
+
+
+@numba.njit(inline="always", error_model="numpy")
+def power(a, b):
+    """a ** b as NumPy computes it for arrays: sqrt for an exponent of 0.5 (so (-inf) ** 0.5 is
+    nan), C pow otherwise; never raises (0.0 ** -1.0 is inf)."""
+    if b == 0.5:
+        return np.sqrt(a)
+    return np.power(a, b)

@@ -64,6 +64,8 @@ def _prod_vjp(ct, x, *, out, axes):
     kept = _kept(xa.ndim, axes)
     xt = _transpose(x, kept + axes)
     lead, last, n = aval_of(xt).shape[:len(kept)], len(kept), _count(xa.shape, axes)
+    if n == 0:                    # the product of nothing is 1 and depends on nothing
+        return (full(xa.shape, 0, aval_of(ct).dtype),)
     xf = _reshape(xt, lead + (n,))
     ones = full(lead + (1,), 1, xa.dtype)
     left = cumprod_p.bind(concatenate([ones, slice_axis(xf, last, 0, n - 1)], axis=last), axis=last)
