@@ -10,7 +10,7 @@ from ._errors import (ConcretizationError, EscapedTracerError, FuncgradError, In
                       MutationError, NonScalarOutputError, ShapeError, UnsupportedFunctionError)
 from .api import grad, make_ir, value_and_grad, vjp
 from .derivatives import hessian, hvp, jacfwd, jacrev, jvp, linearize
-from .custom import custom_vjp, pure_callback, stop_gradient
+from .custom import checkpoint, custom_jvp, custom_vjp, pure_callback, stop_gradient
 from .vmap import vmap
 from .interpreter import eval_program
 from .jit import disable_jit, jit
@@ -20,6 +20,6 @@ from . import numpy  # noqa: F401  (funcgrad.numpy)
 
 __version__ = "0.1.0"
 __all__ = ["grad", "value_and_grad", "vjp", "jvp", "linearize", "jacfwd", "jacrev", "hessian", "hvp", "vmap",
-           "stop_gradient", "custom_vjp", "pure_callback", "make_ir", "jit", "disable_jit", "clear_cache", "cache_dir", "eval_program", "tree_util", "Program",
+           "stop_gradient", "custom_vjp", "custom_jvp", "checkpoint", "pure_callback", "make_ir", "jit", "disable_jit", "clear_cache", "cache_dir", "eval_program", "tree_util", "Program",
            "FuncgradError", "ConcretizationError", "MutationError", "NonScalarOutputError",
            "IntegerInputError", "UnsupportedFunctionError", "ShapeError", "EscapedTracerError"]

@@ -16,10 +16,10 @@ import functools
 import numpy as np
 
 from .ir import Aval, Traced
-from .primitives.special import custom_vjp_p, pure_callback_p, stop_gradient_p
+from .primitives.special import custom_vjp_p, pure_callback_p, remat_barrier, stop_gradient_p
 from .tree_util import tree_flatten, tree_map, tree_unflatten
 
-__all__ = ["stop_gradient", "custom_vjp", "pure_callback"]
+__all__ = ["stop_gradient", "custom_vjp", "custom_jvp", "checkpoint", "pure_callback"]
 
 
 def stop_gradient(x):
@@ -136,3 +136,81 @@ def pure_callback(fn, result_shape_dtype, *args):
     if not any(isinstance(a, Traced) for a in args):
         return pure_callback_p.impl(*args, spec=spec)
     return pure_callback_p.bind(*args, spec=spec)
+
+
+class custom_jvp:
+    """A function with a hand-written forward-mode derivative.
+
+    `rule(primals, tangents) -> (out, tangent_out)`, linear in the tangents and written with
+    funcgrad operations. Reverse mode is derived by transposing the rule (reverse mode of
+    `t -> rule(primals, t)[1]`), so grad, jvp, jit and vmap all use it.
+
+        >>> f = fg.custom_jvp(lambda x: fnp.log1p(fnp.exp(x)))
+        >>> f.defjvp(lambda p, t: (f(p[0]), t[0] / (1 + fnp.exp(-p[0]))))
+    """
+
+    def __init__(self, fun, nondiff_argnums=()):
+        functools.update_wrapper(self, fun)
+        self.fun, self.nondiff_argnums = fun, tuple(nondiff_argnums)
+        self._vjp = None
+
+    def defjvp(self, rule):
+        from .api import vjp
+        nd = self.nondiff_argnums
+        fun = self.fun
+
+        def split(args):
+            return ([a for i, a in enumerate(args) if i not in nd],
+                    [a for i, a in enumerate(args) if i in nd])
+
+        def merge(diff, nondiff):
+            it_d, it_n = iter(diff), iter(nondiff)
+            return [next(it_n) if i in nd else next(it_d) for i in range(len(diff) + len(nondiff))]
+
+        def fwd(*args):
+            return fun(*args), args
+
+        def bwd(*rest):
+            nondiff, args, ct = rest[:-2], rest[-2], rest[-1]
+            diff, _ = split(args)
+
+            def tangent_map(*ts):
+                return rule(tuple(merge(diff, nondiff)), tuple(merge(list(ts), [None] * len(nondiff))))[1]
+            zeros = [tree_map(lambda a: a * 0.0, d) for d in diff]
+            return vjp(tangent_map, *zeros)[1](ct)
+
+        self._vjp = custom_vjp(fun, nondiff_argnums=nd).defvjp(fwd, bwd)
+        self._rule = rule
+        return self
+
+    def __call__(self, *args):
+        if self._vjp is None:
+            raise TypeError(f"custom_jvp function {self.__name__} has no rule: call "
+                            ".defjvp(rule) first")
+        return self._vjp(*args)
+
+
+def checkpoint(f, policy=None):
+    """Rematerialisation (PyTorch: torch.utils.checkpoint): values computed inside f are not
+    kept for the backward pass but recomputed from f's inputs, trading compute for memory.
+    `policy` is reserved for choosing what may be saved; today nothing inside f is saved.
+
+        >>> block = fg.checkpoint(lambda x: fnp.tanh(fnp.sin(x) * 3.0))
+    """
+    if policy is not None:
+        raise NotImplementedError("checkpoint(policy=...) is not supported yet: everything "
+                                  "inside the checkpointed function is recomputed")
+    from .api import vjp
+
+    def fwd(*args):
+        return f(*args), args
+
+    def bwd(args, ct):
+        leaf = tree_flatten(ct)[0][0]
+        fresh = [tree_map(lambda a: remat_barrier(a, leaf) if isinstance(a, Traced) else a, x)
+                 for x in args]
+        return vjp(f, *fresh)[1](ct)
+
+    wrapped = custom_vjp(f).defvjp(fwd, bwd)
+    functools.update_wrapper(wrapped, f)
+    return wrapped

@@ -509,7 +509,11 @@ def _user_derivatives(x, y):
         "stop_gradient": x * fg.stop_gradient(x), "custom_vjp": softplus(x),
         "custom_vjp(nan/inf)": softplus(y), "pure_callback": fg.pure_callback(np.sort, y, y) + x,
         "custom_vjp(pure_callback)": callback_exp(x[::-1]),
+        "checkpoint (remat_barrier)": _remat(x),
     }
+
+
+_remat = fg.checkpoint(lambda x: fnp.tanh(fnp.sin(x) * 2.0) * x)
 
 
 MISC_CASES = [

@@ -165,3 +165,59 @@ def test_custom_vjp_errors():
     f.defvjp(lambda x: (x * 2, None), lambda res, g: g * 2)
     with pytest.raises(TypeError, match="tuple"):
         fg.grad(f)(1.0)
+
+
+custom_softplus = fg.custom_jvp(lambda x: fnp.log1p(fnp.exp(x)))
+custom_softplus.defjvp(lambda p, t: (custom_softplus(p[0]), t[0] / (1 + fnp.exp(-p[0]))))
+
+
+def test_custom_jvp_in_every_mode():
+    x = np.array([0.3, -1.2, 1000.0])
+    sig = 1 / (1 + np.exp(-x))
+    np.testing.assert_allclose(fg.grad(lambda x: fnp.sum(custom_softplus(x)))(x), sig)
+    np.testing.assert_allclose(fg.jvp(custom_softplus, (x,), (np.ones(3),))[1], sig)
+    np.testing.assert_allclose(fg.jit(fg.grad(lambda x: fnp.sum(custom_softplus(x))))(x), sig)
+    np.testing.assert_allclose(fg.vmap(fg.grad(custom_softplus))(x), sig)
+    assert np.isclose(fg.grad(fg.grad(custom_softplus))(0.3), sig[0] * (1 - sig[0]))
+
+
+def _chain(block, x, depth=6):
+    for _ in range(depth):
+        x = block(x)
+    return fnp.sum(x)
+
+
+def _block(x):
+    return fnp.tanh(fnp.sin(x) * fnp.cos(x) + x * 0.5)
+
+
+def test_checkpoint_lowers_peak_memory_and_keeps_the_gradient():
+    import tracemalloc
+    from funcgrad.tiering import policy
+    old, policy.threshold = policy.threshold, 0          # measure the interpreter's arrays
+    try:
+        x = rand((200_000,), seed=14)
+        peaks, grads = [], []
+        for block in (_block, fg.checkpoint(_block)):
+            g = fg.grad(lambda x: _chain(block, x, depth=10))
+            g(x)
+            tracemalloc.start()
+            grads.append(g(x))
+            peaks.append(tracemalloc.get_traced_memory()[1])
+            tracemalloc.stop()
+    finally:
+        policy.threshold = old
+    np.testing.assert_allclose(grads[1], grads[0], rtol=1e-13)
+    assert peaks[1] < 0.7 * peaks[0], peaks
+
+
+def test_checkpoint_under_jit_grad_of_grad_and_vmap():
+    block = fg.checkpoint(_block)
+    x = rand((4,), seed=15)
+    plain = lambda x: _chain(_block, x, 2)
+    ckpt = lambda x: _chain(block, x, 2)
+    np.testing.assert_allclose(fg.jit(fg.grad(ckpt))(x), fg.grad(plain)(x), rtol=1e-12)
+    np.testing.assert_allclose(fg.hessian(ckpt)(x), fg.hessian(plain)(x), rtol=1e-10, atol=1e-13)
+    np.testing.assert_allclose(fg.vmap(fg.grad(lambda v: _chain(block, v, 2)))(x[:, None] * np.ones(2)),
+                               fg.vmap(fg.grad(lambda v: _chain(_block, v, 2)))(x[:, None] * np.ones(2)),
+                               rtol=1e-12)

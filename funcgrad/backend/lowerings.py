@@ -209,6 +209,7 @@ def _custom_vjp_call(outs, ins, e):
 
 LOWERINGS = {
     "custom_vjp_call": _custom_vjp_call,
+    "remat_barrier": lambda outs, ins, e: [f"{outs[0]} = {ins[0]}"],
     "reshape": _reshape,
     "gather": _gather,
     "scatter": _scatter,

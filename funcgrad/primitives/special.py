@@ -56,3 +56,21 @@ pure_callback_p = define(
     doc="Calls a NumPy function on concrete arrays; shapes and dtypes of the results are given.")
 
 __all__ = ["stop_gradient_p", "custom_vjp_p", "pure_callback_p", "Aval"]
+
+
+_barrier_ids = iter(range(1 << 62))
+
+
+def _barrier_abstract(x, after, *, key):
+    return x
+
+
+remat_barrier_p = define(
+    "remat_barrier", impl=lambda x, after, *, key: x, abstract=_barrier_abstract,
+    vjp=lambda ct, x, after, *, out, key: (ct, None),
+    doc="Identity on x that is ordered after `after` and never merged with another equation: "
+        "recomputation for checkpointing happens in the backward pass, not the forward.")
+
+
+def remat_barrier(x, after):
+    return remat_barrier_p.bind(x, after, key=next(_barrier_ids))
