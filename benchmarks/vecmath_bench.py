@@ -152,15 +152,7 @@ def accuracy_table(n):
         with np.errstate(over="ignore"):
             return x.astype(dtype)
 
-    def ulps(got, ref):
-        with np.errstate(all="ignore"):
-            rounded = ref.astype(got.dtype)
-            err = (np.abs(got.astype(ref.dtype) - ref)
-                   / np.spacing(np.abs(rounded)).astype(ref.dtype)).astype(np.float64)
-        special = ~np.isfinite(rounded) | ~np.isfinite(got)
-        same = (got == rounded) | (np.isnan(got) & np.isnan(rounded))
-        err[special] = np.where(same[special], 0.0, np.inf)
-        return err
+    from funcgrad.testing import ulp_errors as ulps
 
     print(f"\nmax ulp error on {n} points per function (all magnitudes; sin/cos to 1e300,"
           f" libm beyond |x| = {TRIG_MAX:g})")

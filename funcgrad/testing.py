@@ -14,7 +14,7 @@ from .api import evaluate, vjp
 from .derivatives import jvp
 from .tree_util import tree_flatten, tree_map
 
-__all__ = ["check_grads", "numerical_directional_derivative"]
+__all__ = ["check_grads", "numerical_directional_derivative", "ulp_errors"]
 
 
 def _float_leaves(tree):
@@ -94,3 +94,16 @@ def check_grads(f, args, order=2, modes=("fwd", "rev"), eps=1e-5, atol=1e-6, rto
         if order > 1:
             derivative.__name__ = f"{mode}_derivative_of_{getattr(f, '__name__', 'f')}"
             check_grads(derivative, args, order - 1, (mode,), eps, atol * 10, rtol * 10, seed + 1)
+
+
+def ulp_errors(got, ref):
+    """|got - ref| in ulps of the correctly rounded result (ref in higher precision); inf
+    where that result is non-finite (overflow, NaN) and got differs from it."""
+    with np.errstate(all="ignore"):
+        rounded = ref.astype(got.dtype)
+        err = (np.abs(got.astype(ref.dtype) - ref)
+               / np.spacing(np.abs(rounded)).astype(ref.dtype)).astype(np.float64)
+    special = ~np.isfinite(rounded) | ~np.isfinite(got)
+    same = (got == rounded) | (np.isnan(got) & np.isnan(rounded))
+    err[special] = np.where(same[special], 0.0, np.inf)
+    return err

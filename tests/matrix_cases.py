@@ -28,20 +28,14 @@ import numpy as np
 import funcgrad as fg
 import funcgrad.numpy as fnp
 from funcgrad.primitives.elementwise import ELEMENTWISE
+from conftest import DOMAINS as BASE_DOMAINS
 
 L = fnp.linalg
 
 
 # ---- inputs -------------------------------------------------------------------------------------
 
-DOMAINS = {
-    "real": lambda r, s: r.standard_normal(s),
-    "positive": lambda r, s: r.uniform(0.5, 2.0, s),
-    "unit": lambda r, s: r.uniform(-0.9, 0.9, s),
-    "nonzero": lambda r, s: r.choice([-1.0, 1.0], s) * r.uniform(0.5, 2.0, s),
-    "gt1": lambda r, s: r.uniform(1.5, 3.0, s),
-    "ties": lambda r, s: r.integers(-2, 3, s).astype(float),     # many equal values
-}
+DOMAINS = dict(BASE_DOMAINS, ties=lambda r, s: r.integers(-2, 3, s).astype(float))  # many equal values
 SPECIALS = [np.nan, np.inf, -np.inf, 0.0, -0.0]
 _seed = [0]
 

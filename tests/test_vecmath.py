@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 from funcgrad.backend.vecmath import FUNCTIONS, TRIG_MAX
+from funcgrad.testing import ulp_errors
 
 NAMES = ("exp", "expm1", "log", "log1p", "sin", "cos", "tanh")
 DTYPES = ("float64", "float32")
@@ -45,19 +46,6 @@ def reference(name, x):
     wide = np.longdouble if x.dtype == np.float64 else np.float64
     with np.errstate(all="ignore"):
         return getattr(np, name)(x.astype(wide))
-
-
-def ulp_errors(got, ref):
-    """|got - ref| in ulps of the correctly rounded result; inf where that result is
-    non-finite (overflow, NaN) and got differs from it."""
-    with np.errstate(all="ignore"):
-        rounded = ref.astype(got.dtype)
-        err = (np.abs(got.astype(ref.dtype) - ref)
-               / np.spacing(np.abs(rounded)).astype(ref.dtype)).astype(np.float64)
-    special = ~np.isfinite(rounded) | ~np.isfinite(got)
-    same = (got == rounded) | (np.isnan(got) & np.isnan(rounded))
-    err[special] = np.where(same[special], 0.0, np.inf)
-    return err
 
 
 def samples(name, dtype, rng):
