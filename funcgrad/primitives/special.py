@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..ir import Aval
 from .base import define, full
 
 stop_gradient_p = define(
@@ -55,7 +54,6 @@ pure_callback_p = define(
     differentiable=False,
     doc="Calls a NumPy function on concrete arrays; shapes and dtypes of the results are given.")
 
-__all__ = ["stop_gradient_p", "custom_vjp_p", "pure_callback_p", "Aval"]
 
 
 _barrier_ids = iter(range(1 << 62))
@@ -74,3 +72,6 @@ remat_barrier_p = define(
 
 def remat_barrier(x, after):
     return remat_barrier_p.bind(x, after, key=next(_barrier_ids))
+
+
+__all__ = ["stop_gradient_p", "custom_vjp_p", "pure_callback_p", "remat_barrier_p", "remat_barrier"]
