@@ -203,11 +203,34 @@ def _contract(outs, ins, e):
     return lines + _permuted(o, f"{o}_r", shape, perm, out.dtype)
 
 
+def _cumulative(outs, ins, e):
+    """cumsum/cumprod along one axis: loops over the other axes, a running value inside."""
+    a = e.inputs[0].aval
+    if a.ndim == 0 or a.dtype.kind not in "fiu":
+        return None
+    axis, (o,), (x,) = e.params["axis"], outs, ins
+    op, init = ("+", "0") if e.prim.name == "cumsum" else ("*", "1")
+    idx = [f"{o}_i{d}" for d in range(a.ndim)]
+    lines = [f"{o} = np.empty({_tuple(a.shape)}, {_dt(a.dtype)})"]
+    outer = [d for d in range(a.ndim) if d != axis]
+    for depth, d in enumerate(outer):
+        lines.append("    " * depth + f"for {idx[d]} in range({a.shape[d]}):")
+    pad = "    " * len(outer)
+    at = ", ".join(idx)
+    lines += [pad + f"{o}_acc = {_dt(a.dtype)}({init})",
+              pad + f"for {idx[axis]} in range({a.shape[axis]}):",
+              pad + f"    {o}_acc = {o}_acc {op} {x}[{at}]",
+              pad + f"    {o}[{at}] = {o}_acc"]
+    return lines
+
+
 def _custom_vjp_call(outs, ins, e):
     return [f"{o} = {x}" for o, x in zip(outs, ins)]     # identity on the outputs
 
 
 LOWERINGS = {
+    "cumsum": _cumulative,
+    "cumprod": _cumulative,
     "custom_vjp_call": _custom_vjp_call,
     "remat_barrier": lambda outs, ins, e: [f"{outs[0]} = {ins[0]}"],
     "reshape": _reshape,
