@@ -224,6 +224,22 @@ def _cumulative(outs, ins, e):
     return lines
 
 
+def _argsort(outs, ins, e):
+    """Stable argsort along the last axis (Numba's mergesort, NaN last as in NumPy)."""
+    a = e.inputs[0].aval
+    if a.ndim == 0 or e.params["axis"] != a.ndim - 1 or a.dtype.kind not in "fiu":
+        return None
+    (o,), (x,) = outs, ins
+    if a.ndim == 1:
+        return [f"{o} = np.argsort({x}, kind='mergesort')"]
+    rows = int(np.prod(a.shape[:-1], dtype=np.int64))
+    return [f"{o}_x = np.ascontiguousarray({x}).reshape(({rows}, {a.shape[-1]}))",
+            f"{o}_r = np.empty(({rows}, {a.shape[-1]}), np.intp)",
+            f"for {o}_k in range({rows}):",
+            f"    {o}_r[{o}_k] = np.argsort({o}_x[{o}_k], kind='mergesort')",
+            f"{o} = {o}_r.reshape({_tuple(a.shape)})"]
+
+
 def _custom_vjp_call(outs, ins, e):
     return [f"{o} = {x}" for o, x in zip(outs, ins)]     # identity on the outputs
 
@@ -231,6 +247,7 @@ def _custom_vjp_call(outs, ins, e):
 LOWERINGS = {
     "cumsum": _cumulative,
     "cumprod": _cumulative,
+    "argsort": _argsort,
     "custom_vjp_call": _custom_vjp_call,
     "remat_barrier": lambda outs, ins, e: [f"{outs[0]} = {ins[0]}"],
     "reshape": _reshape,
