@@ -161,3 +161,24 @@ def test_loop_vectorises(name, dtype):
 def test_functions_table():
     assert set(FUNCTIONS) == {(n, d) for n in NAMES for d in DTYPES}
     assert all(isinstance(f, numba.core.registry.CPUDispatcher) for f in FUNCTIONS.values())
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+def test_sin_cos_pair_equals_sin_and_cos(dtype):
+    from funcgrad.backend import vecmath
+    pair, sin, cos = (getattr(vecmath, f"{n}_f{dtype[-2:]}") for n in ("sin_cos", "sin", "cos"))
+
+    @numba.njit(error_model="numpy")
+    def run(x, s, c, s2, c2):
+        for i in range(x.shape[0]):
+            s[i], c[i] = pair(x[i])
+            s2[i], c2[i] = sin(x[i]), cos(x[i])
+    rng = np.random.default_rng(3)
+    x = np.concatenate([rng.uniform(-20, 20, 5000), np.exp(rng.uniform(-30, 60, 5000)),
+                        [0.0, -0.0, np.inf, -np.inf, np.nan]]).astype(dtype)
+    s, c, s2, c2 = (np.empty_like(x) for _ in range(4))
+    with np.errstate(invalid="ignore"):
+        run(x, s, c, s2, c2)
+    np.testing.assert_array_equal(s, s2)
+    np.testing.assert_array_equal(c, c2)
+    assert np.signbit(s[-4])              # sin(-0.0) is -0.0

@@ -235,9 +235,26 @@ class LoopEmitter:
                    for k, d in enumerate(e.params["dims"])]
         return f"{name}{self.index(pos)}"
 
+    def sin_cos_twins(self):
+        """sin and cos of the same value in this loop: {first eqn: the other}, so that one
+        shared range reduction computes both."""
+        if not self.shape:
+            return {}
+        seen, twins = {}, {}
+        for e in self.g.eqns:
+            if e.prim.name in ("sin", "cos") and fast_math_template(e.prim.name, e.outputs[0].aval.dtype):
+                key = (id(e.inputs[0]) if isinstance(e.inputs[0], Lit) else e.inputs[0].id,
+                       e.outputs[0].aval.dtype)
+                other = seen.get((key, "cos" if e.prim.name == "sin" else "sin"))
+                if other is not None and other not in twins:
+                    twins[other] = e
+                seen.setdefault((key, e.prim.name), e)
+        return twins
+
     def emit(self):
         src, gen = self.gen.src, self.gen
         self.body, pre, post = [], [], []
+        twins = self.sin_cos_twins()
         for e in self.g.eqns:
             out = e.outputs[0]
             oname = gen.names[out.id]
@@ -247,15 +264,24 @@ class LoopEmitter:
             if e.prim.name == "scatter":
                 self.scatter(e, oname, pre)
                 continue
-            if e.prim.name in INDEX_MAPS:
-                expr = self.read_mapped(e.inputs[0], e)
+            local = f"{oname}_i" if self.shape else oname
+            if out.id in self.local:                  # computed together with its sin/cos twin
+                pass
+            elif e.prim.name in INDEX_MAPS:
+                self.body.append(f"{local} = {self.read_mapped(e.inputs[0], e)}")
+            elif e in twins:
+                twin = twins[e]
+                twin_local = f"{gen.names[twin.outputs[0].id]}_i"
+                s_loc, c_loc = (local, twin_local) if e.prim.name == "sin" else (twin_local, local)
+                fn = fast_math_template("sin", out.aval.dtype).replace("sin_", "sin_cos_")
+                self.body.append(f"{s_loc}, {c_loc} = {fn.format(self.read(e.inputs[0]))}")
+                self.local[twin.outputs[0].id] = twin_local
             else:
                 params = {k: (dtype_text(p) if isinstance(p, np.dtype) else _fmt(p))
                           for k, p in e.params.items()}
                 template = scalar_template(e, bool(self.shape))
                 expr = template.format(*[self.read(v) for v in e.inputs], **params)
-            local = f"{oname}_i" if self.shape else oname
-            self.body.append(f"{local} = {expr}")
+                self.body.append(f"{local} = {expr}")
             self.local[out.id] = local
             if out.id in self.need and self.shape:
                 pre.append(f"{oname} = np.empty({gen.dims(self.shape)}, {dtype_text(out.aval.dtype)})")

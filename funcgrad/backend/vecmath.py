@@ -358,8 +358,27 @@ def _family(F):
             res = F(_cos_libm(np.float64(x)))
         return res
 
+    @_jit
+    def sin_cos(x):
+        """(sin(x), cos(x)) sharing one range reduction (when a loop needs both)."""
+        n, r, lo = reduce(x)
+        z = r * r
+        v = z * r
+        s = r - ((z * (HALF * lo - v * _horner(z, SINS[1:])) - lo) - v * SINS[0])
+        hz = HALF * z
+        w = ONE - hz
+        c = w + (((ONE - w) - hz) + (z * z * _horner(z, COSC) - r * lo))
+        ns = INT(n)
+        nc = INT(n + IONE)
+        rs = _i2f(INT(_f2i(c if ns & IONE else s) ^ ((ns & ITWO) << ISIGN2)))
+        rc = _i2f(INT(_f2i(c if nc & IONE else s) ^ ((nc & ITWO) << ISIGN2)))
+        if abs(x) > TRIG_MAX_F:
+            rs = F(_sin_libm(np.float64(x)))
+            rc = F(_cos_libm(np.float64(x)))
+        return (x if x == ZERO else rs), rc
+
     return {"exp": exp, "expm1": expm1, "log": log, "log1p": log1p, "sin": sin, "cos": cos,
-            "tanh": tanh}
+            "tanh": tanh, "sin_cos": sin_cos}
 
 
 @_jit
@@ -396,8 +415,8 @@ def _reduce_f32(x):
 _F64, _F32 = _family(np.float64), _family(np.float32)
 
 
-exp_f64, expm1_f64, log_f64, log1p_f64, sin_f64, cos_f64, tanh_f64 = _F64.values()
-exp_f32, expm1_f32, log_f32, log1p_f32, sin_f32, cos_f32, tanh_f32 = _F32.values()
+exp_f64, expm1_f64, log_f64, log1p_f64, sin_f64, cos_f64, tanh_f64, sin_cos_f64 = _F64.values()
+exp_f32, expm1_f32, log_f32, log1p_f32, sin_f32, cos_f32, tanh_f32, sin_cos_f32 = _F32.values()
 
 FUNCTIONS = {(name, dt): globals()[f"{name}_f{dt[-2:]}"]
              for name in ("exp", "expm1", "log", "log1p", "sin", "cos", "tanh")
