@@ -36,6 +36,7 @@ def test_thousand_fresh_closures_never_compile():
         total += float(fg.grad(lambda x: fnp.sum(inner(x) * x))(x)[0])
         out, f_vjp = fg.vjp(lambda x: fnp.tanh(scale * x), x)
         total += float(f_vjp(np.ones(4))[0][0])
+        total += float(fg.jvp(lambda x: fnp.exp(scale * x), (x,), (np.ones(4),))[1][0])
     elapsed = time.perf_counter() - t0
     assert _compiled_count() == before
     assert np.isfinite(total)
