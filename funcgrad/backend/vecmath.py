@@ -331,18 +331,29 @@ def _family(F):
         return _i2f(INT(_f2i(res) | (_f2i(x) & SIGN)))
 
     @_jit
-    def sincos(x, quadrant):
-        """sin(x + quadrant pi/2) for |x| <= TRIG_MAX: fdlibm's kernels on the reduced r + lo."""
+    def sincos_kernels(x):
+        """(n, s, c): x = n pi/2 + r + lo, and fdlibm's sin and cos kernels on r + lo."""
         n, r, lo = reduce(x)
-        n = INT(n + quadrant)
         z = r * r
         v = z * r
         s = r - ((z * (HALF * lo - v * _horner(z, SINS[1:])) - lo) - v * SINS[0])
         hz = HALF * z
         w = ONE - hz
         c = w + (((ONE - w) - hz) + (z * z * _horner(z, COSC) - r * lo))
+        return n, s, c
+
+    @_jit
+    def quadrant_value(n, s, c):
+        """sin(r + n pi/2) from the kernels: pick by n's parity, sign by its second bit."""
+        n = INT(n)
         res = c if n & IONE else s
         return _i2f(INT(_f2i(res) ^ ((n & ITWO) << ISIGN2)))
+
+    @_jit
+    def sincos(x, quadrant):
+        """sin(x + quadrant pi/2) for |x| <= TRIG_MAX."""
+        n, s, c = sincos_kernels(x)
+        return quadrant_value(n + quadrant, s, c)
 
     @_jit
     def sin(x):
@@ -361,17 +372,9 @@ def _family(F):
     @_jit
     def sin_cos(x):
         """(sin(x), cos(x)) sharing one range reduction (when a loop needs both)."""
-        n, r, lo = reduce(x)
-        z = r * r
-        v = z * r
-        s = r - ((z * (HALF * lo - v * _horner(z, SINS[1:])) - lo) - v * SINS[0])
-        hz = HALF * z
-        w = ONE - hz
-        c = w + (((ONE - w) - hz) + (z * z * _horner(z, COSC) - r * lo))
-        ns = INT(n)
-        nc = INT(n + IONE)
-        rs = _i2f(INT(_f2i(c if ns & IONE else s) ^ ((ns & ITWO) << ISIGN2)))
-        rc = _i2f(INT(_f2i(c if nc & IONE else s) ^ ((nc & ITWO) << ISIGN2)))
+        n, s, c = sincos_kernels(x)
+        rs = quadrant_value(n, s, c)
+        rc = quadrant_value(n + IONE, s, c)
         if abs(x) > TRIG_MAX_F:
             rs = F(_sin_libm(np.float64(x)))
             rc = F(_cos_libm(np.float64(x)))
