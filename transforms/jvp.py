@@ -1,29 +1,32 @@
-"""Forward mode as an IR -> IR transform, derived from reverse mode ("double vjp").
+"""Forward mode as an IR -> IR transform.
 
-The joint vjp program x, ct -> (y, x_bar = J^T ct) is linear in ct, so differentiating x_bar
-with respect to ct along a tangent t gives (J^T)^T t = J t. `jvp_program(prog, wrt)` builds
+`jvp_program(prog, wrt)` builds
 
     (*inputs, *tangents of the wrt inputs) -> (*outputs, *output tangents)
 
-from the existing vjp rules: every primitive has a forward derivative as soon as it has a
-reverse one, and the result is an ordinary Program (printable, differentiable, compilable).
-Per-primitive forward rules, cheaper than this construction, can replace it rule by rule later.
+by walking the equations once, carrying a tangent (or a symbolic zero, None) per variable.
+A primitive with a forward rule (`prim.jvp(primals, tangents, **params) -> (outs, tangents)`,
+used by the control-flow primitives, whose rule is forward mode of their sub-programs) applies
+it. Every other primitive gets its forward rule derived from its vjp rule ("double vjp"): the
+vjp of one equation, x, ct -> J^T ct, is linear in ct, so differentiating it with respect to
+ct along a tangent t gives J t. Derived rules are built once per (primitive, types, params).
+The result is an ordinary Program: printable, differentiable, compilable.
 """
 from __future__ import annotations
 
+from .. import ir
 from ..interpreter import eval_program
-from ..ir import Program
+from ..ir import Lit, Program
 from ..primitives.base import zeros_like_aval
 from ..tracer import trace_flat
 from .simplify import dce, simplify
 from .vjp import vjp_program
 
-__all__ = ["jvp_program"]
+__all__ = ["jvp_program", "derived_jvp"]
 
 
-def jvp_program(prog: Program, wrt) -> Program:
-    """Program (*inputs, *tangents for inputs with wrt True) -> (*outputs, *output tangents).
-    Outputs that are not floating point get no tangent (they are not in the result)."""
+def _double_vjp(prog: Program, wrt) -> Program:
+    """(*inputs, *tangents of wrt inputs) -> (*outputs, *output tangents of float outputs)."""
     n_in, n_out = len(prog.in_vars), len(prog.outs)
     float_outs = [o.aval.is_float for o in prog.outs]
     joint = vjp_program(prog, wrt, float_outs)            # (x, ct) -> (y, x_bar)
@@ -39,6 +42,84 @@ def jvp_program(prog: Program, wrt) -> Program:
         zeros = [zeros_like_aval(a) for a in ct_avals]
         res = eval_program(second, *xs, *zeros, *ts)
         return res[:n_out] + res[n_out + n_bar:]
+
+    out, consts = trace_flat(forward, prog.in_avals + tan_avals)
+    assert not consts, "internal error: jvp program captured outer values"
+    return simplify(dce(out))
+
+
+_derived: dict = {}
+
+
+def _params_key(params):
+    try:
+        key = tuple(sorted(params.items()))
+        hash(key)
+        return key
+    except TypeError:
+        return None
+
+
+def derived_jvp(prim, primals, tangents, params):
+    """Forward rule of one application of `prim`, derived from its vjp rule (cached)."""
+    avals = [ir.aval_of(p) for p in primals]
+    wrt = tuple(t is not None for t in tangents)
+    pkey = _params_key(params)
+    key = None if pkey is None else (prim.name, tuple(avals), wrt, pkey)
+    jp = _derived.get(key) if key is not None else None
+    if jp is None:
+        def one_eqn(*a):
+            out = prim.bind(*a, **params)
+            return list(out) if prim.multiple_results else [out]
+        one, consts = trace_flat(one_eqn, avals)
+        assert not consts
+        jp = _double_vjp(one, wrt)
+        if key is not None and len(_derived) < 4096:
+            _derived[key] = jp
+    res = eval_program(jp, *primals, *[t for t in tangents if t is not None])
+    out_avals = prim.abstract(*avals, **params)
+    out_avals = list(out_avals) if prim.multiple_results else [out_avals]
+    outs, rest = res[:len(out_avals)], iter(res[len(out_avals):])
+    touts = [next(rest) if a.is_float else None for a in out_avals]
+    if prim.multiple_results:
+        return tuple(outs), touts
+    return outs[0], touts[0]
+
+
+def jvp_program(prog: Program, wrt) -> Program:
+    """Program (*inputs, *tangents for inputs with wrt True) -> (*outputs, *output tangents).
+    Outputs that are not floating point get no tangent (they are not in the result)."""
+    n_in = len(prog.in_vars)
+    tan_avals = [v.aval for v, w in zip(prog.in_vars, wrt) if w]
+
+    def forward(*args):
+        xs, ts = args[:n_in], iter(args[n_in:])
+        env = {v.id: x for v, x in zip(prog.in_vars, xs)}
+        tan = {v.id: next(ts) for v, w in zip(prog.in_vars, wrt) if w}
+        for e in prog.eqns:
+            ins = [v.val if isinstance(v, Lit) else env[v.id] for v in e.inputs]
+            tins = [None if isinstance(v, Lit) or not v.aval.is_float else tan.get(v.id)
+                    for v in e.inputs]
+            with ir.use_source(e.src):
+                if not e.prim.differentiable or all(t is None for t in tins):
+                    out, touts = ir.bind_staged(e.prim, *ins, **e.params), None
+                elif e.prim.jvp is not None:
+                    out, touts = e.prim.jvp(ins, tins, **e.params)
+                else:
+                    out, touts = derived_jvp(e.prim, ins, tins, e.params)
+            outs = out if e.prim.multiple_results else (out,)
+            touts = (touts if e.prim.multiple_results else (touts,)) if touts is not None \
+                else (None,) * len(e.outputs)
+            for v, o, t in zip(e.outputs, outs, touts):
+                env[v.id] = o
+                if t is not None and v.aval.is_float:
+                    tan[v.id] = t
+        res = [o.val if isinstance(o, Lit) else env[o.id] for o in prog.outs]
+        for o in prog.outs:
+            if o.aval.is_float:
+                t = None if isinstance(o, Lit) else tan.get(o.id)
+                res.append(zeros_like_aval(o.aval) if t is None else t)
+        return res
 
     out, consts = trace_flat(forward, prog.in_avals + tan_avals)
     assert not consts, "internal error: jvp program captured outer values"
