@@ -69,6 +69,8 @@ def vmap(f, in_axes=0, out_axes=0):
                 x = _move(x, ax, 0)
                 sizes.add(a.shape[ax])
                 a = Aval(aval_of(x).shape[1:], a.dtype)
+            elif type(leaves[len(vals)]) in (int, float, complex):
+                a = Aval((), a.dtype, weak=True)     # promotes like the Python number, as in NumPy
             vals.append(x)
             avals.append(a)
         if len(sizes) != 1:

@@ -29,3 +29,34 @@ def rand(shape, domain="real", seed=0, dtype=np.float64):
 @pytest.fixture
 def rng():
     return np.random.default_rng(0)
+
+
+def loop_over_batch(f, args, in_axes, out_axes=0):
+    """Reference for fg.vmap(f, in_axes, out_axes)(*args): a Python loop over the batch, each
+    example run by the reference interpreter, the results stacked on axis `out_axes`. As for
+    vmap, in_axes is an int/None for every argument or one entry per argument, an int/None or
+    a pytree of them matching the argument; out_axes an int or a pytree matching the output."""
+    from funcgrad.api import evaluate
+    from funcgrad.tree_util import tree_flatten, tree_unflatten
+
+    def leaf_axes(axes, tree):
+        if axes is None or isinstance(axes, int):
+            return [axes] * len(tree_flatten(tree)[0])
+        return tree_flatten(axes, is_leaf=lambda x: x is None)[0]
+
+    leaves, in_tree = tree_flatten(tuple(args))
+    if in_axes is None or isinstance(in_axes, int):
+        axes = leaf_axes(in_axes, tuple(args))
+    else:
+        axes = [ax for a, arg in zip(in_axes, args) for ax in leaf_axes(a, arg)]
+    assert len(axes) == len(leaves), "in_axes does not match the arguments"
+    size = next(np.shape(x)[ax] for x, ax in zip(leaves, axes) if ax is not None)
+    rows = []
+    for b in range(size):
+        ex = [x if ax is None else np.take(x, b, axis=ax) for x, ax in zip(leaves, axes)]
+        rows.append(tree_flatten(evaluate(f, *tree_unflatten(in_tree, ex))))
+    out_tree = rows[0][1]
+    oaxes = leaf_axes(out_axes, tree_unflatten(out_tree, rows[0][0]))
+    outs = [np.moveaxis(np.stack([np.asarray(r[0][k]) for r in rows]), 0, ax)
+            for k, ax in enumerate(oaxes)]
+    return tree_unflatten(out_tree, outs)
