@@ -62,7 +62,12 @@ class _Entry:
             if consts:
                 return lambda args: fn(*args, *consts)[0]
             return lambda args: fn(*args)[0]
-        return lambda args: tree_unflatten(tree, self.run(args))
+        types = self.out_types
+        if tree.node_type is None and len(types) == 1 and types[0] is not None:
+            t0 = types[0]          # one scalar result (a loss, a derivative of a scalar)
+            return lambda args: t0(fn(*args, *consts)[0])
+        return lambda args: tree_unflatten(tree, [t(r) if t is not None else r for r, t in
+                                                  zip(fn(*args, *consts), types)])
 
 
 class Lowered:
@@ -82,6 +87,28 @@ class Lowered:
     def compile(self, parallel=False):
         from .backend.compile import compile_program
         return compile_program(self.program, parallel)
+
+
+# Arguments that Numba accepts as they are: arrays, and scalars of these types
+_PASS_SCALARS = frozenset([float, int, bool, np.float64, np.float32, np.int64, np.int32, np.bool_])
+
+
+def _fast_key(args):
+    """The dispatch key of arguments that can go straight to a compiled kernel, else None."""
+    if len(args) == 1:
+        x = args[0]
+        t = type(x)
+        return (x.shape, x.dtype) if t is np.ndarray else t if t in _PASS_SCALARS else None
+    key = []
+    for x in args:
+        t = type(x)
+        if t is np.ndarray:
+            key.append((x.shape, x.dtype))
+        elif t in _PASS_SCALARS:
+            key.append(t)
+        else:
+            return None
+    return tuple(key)
 
 
 class JitFunction:
@@ -112,14 +139,7 @@ class JitFunction:
 
     def __call__(self, *args, **kwargs):
         if not kwargs:
-            try:
-                if len(args) == 1:
-                    key = (args[0].shape, args[0].dtype)
-                else:
-                    key = tuple([(x.shape, x.dtype) for x in args])
-                fast = self._fast.get(key)
-            except AttributeError:
-                fast = None
+            fast = self._fast.get(_fast_key(args))
             if fast is not None and not _disabled[0]:
                 return fast(args)
         if _disabled[0]:
@@ -134,10 +154,10 @@ class JitFunction:
             entry = self._compile(a)
             out = _first_run(entry, a.dyn_vals, self.f)     # Numba compiles on the first call
             self._entries[sig] = entry
-            if (not kwargs and not self.static_argnums and len(a.dyn_vals) == len(args)
-                    and all(type(x) is np.ndarray for x in args)):
-                key = tuple((x.shape, x.dtype) for x in args)
-                self._fast[key[0] if len(args) == 1 else key] = entry.fast
+            key = _fast_key(args)
+            if (key is not None and not kwargs and not self.static_argnums
+                    and len(a.dyn_vals) == len(args)):
+                self._fast[key] = entry.fast
             return tree_unflatten(entry.out_tree, [_to_numpy(r) for r in out])
         return tree_unflatten(entry.out_tree, [_to_numpy(r) for r in entry.run(a.dyn_vals)])
 
