@@ -100,3 +100,8 @@ class ShapeError(FuncgradError, ValueError):
 
 class EscapedTracerError(FuncgradError, RuntimeError):
     """A traced value used after the transform that made it has finished."""
+
+
+class CarryTypeError(FuncgradError, TypeError):
+    """A loop body or branch returns values whose structure, shape or dtype differ from its
+    input carry (or from the other branches)."""

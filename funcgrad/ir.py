@@ -150,12 +150,16 @@ class Primitive:
     """A named operation and its rules; each rule is data, filled in where the primitive is defined.
 
     impl(*arrays, **params) evaluates with NumPy; abstract(*avals, **params) gives the output
-    Aval(s); vjp(ct, *ins, out=..., **params) returns one cotangent (or None) per input.
+    Aval(s); vjp(ct, *ins, out=..., **params) returns one cotangent (or None) per input;
+    jvp(primals, tangents, **params) -> (outs, out tangents), None for a zero tangent (optional:
+    derived from vjp when absent); batch(ins, flags, size, **params) -> outputs batched on
+    axis 0; vjp_split: see transforms/vjp.py.
     """
 
     def __init__(self, name, *, impl, abstract, vjp=None, jvp=None, batch=None,
-                 multiple_results=False, differentiable=True, numba=None, doc=None):
-        self.name = name
+                 multiple_results=False, differentiable=True, numba=None, doc=None,
+                 vjp_split=None):
+        self.name, self.vjp_split = name, vjp_split
         self.impl, self.abstract, self.vjp, self.jvp, self.batch = impl, abstract, vjp, jvp, batch
         self.multiple_results, self.differentiable = multiple_results, differentiable
         self.numba, self.__doc__ = numba, doc
@@ -186,6 +190,27 @@ class use_source:
 
     def __exit__(self, *exc):
         source_override[0] = self.prev
+
+
+class no_trace:
+    """Context manager: evaluate concretely even while a trace is active (used by the NumPy
+    implementations of primitives that run sub-programs)."""
+
+    def __enter__(self):
+        self.saved = _trace_stack[:]
+        del _trace_stack[:]
+
+    def __exit__(self, *exc):
+        _trace_stack[:] = self.saved
+
+
+def sub_programs(params):
+    """The Programs held in an equation's params (directly or in tuples)."""
+    for v in params.values():
+        if isinstance(v, Program):
+            yield v
+        elif isinstance(v, tuple):
+            yield from (p for p in v if isinstance(p, Program))
 
 
 def current_trace():
@@ -250,6 +275,9 @@ class _Printer:
     def param(self, k, v, indent):
         if isinstance(v, Program):
             return f"{k}=\n{' ' * (indent + 2)}{self.program(v, indent + 2)}"
+        if isinstance(v, tuple) and v and all(isinstance(p, Program) for p in v):
+            return f"{k}=(\n" + "".join(f"{' ' * (indent + 2)}{self.program(p, indent + 2)}\n"
+                                        for p in v) + f"{' ' * indent})"
         return f"{k}={v!r}" if not isinstance(v, np.dtype) else f"{k}={v.name}"
 
     def eqn(self, e: Eqn, indent: int):

@@ -58,6 +58,8 @@ class Trace:
         outs = [Var(a) for a in out_avals]
         src = ir.source_override[0] or user_frame()
         self.eqns.append(Eqn(prim, ins, outs, params, src))
+        if len(self.eqns) == LARGE_PROGRAM:
+            _warn_large(src)
         tracers = [Tracer(self, v) for v in outs]
         return tuple(tracers) if prim.multiple_results else tracers[0]
 
@@ -71,6 +73,20 @@ class Trace:
             if v.id in need and v.id in self.labels:
                 labels.add(self.labels[v.id])
         return sorted(labels)
+
+
+# A traced program this long compiles slowly (Numba: seconds per thousand equations); most
+# often a Python loop over range() unrolled into it.
+LARGE_PROGRAM = 2000
+
+
+def _warn_large(src):
+    import warnings
+    warnings.warn(
+        f"the traced program has grown past {LARGE_PROGRAM} equations (now at {src}); "
+        "compiling it will be slow. A Python `for` loop over range() unrolls while tracing: "
+        "use fg.fori_loop(lower, upper, body, init) or fg.scan to record the body once.",
+        UserWarning, stacklevel=4)
 
 
 def trace_flat(fn, avals, labels=None):
@@ -185,9 +201,12 @@ class Tracer(Traced):
         dep = f" The value depends on argument {', '.join(map(repr, deps))}." if deps else ""
         return ConcretizationError(
             f"{what} on a traced value{where(src)}.{dep} funcgrad records the function once for "
-            "every value of its inputs, so Python control flow cannot depend on them. Select "
-            "elementwise with fnp.where(condition, x, y) instead of `if`, compute both branches, "
-            "or make the argument static (leave it out of argnums and pass a Python number).")
+            "every value of its inputs, so Python control flow cannot depend on them. Use "
+            "fg.cond(pred, true_fun, false_fun, *operands) (fg.switch for several branches) "
+            "instead of `if`, fg.while_loop(cond_fun, body_fun, init) instead of `while` "
+            "(fg.fori_loop / fg.scan for counted loops), fnp.where(condition, x, y) to select "
+            "elementwise, or make the argument static (leave it out of argnums and pass a Python "
+            "number).")
 
     def __bool__(self):
         raise self._concrete_error("Python `if`, `while`, `and`/`or` or bool()")

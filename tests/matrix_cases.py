@@ -519,5 +519,22 @@ MISC_CASES = [
          (rand((2, 3), layout="T"), rand((2, 3), layout="strided", specials=2)), diff=(0, 1)),
 ]
 
+def _control_flow(x, y):
+    """Loops and branches (their backward passes include while_grad): array carries, scalar
+    carries, a reverse scan, both branches of a cond across layouts, a clamped switch index."""
+    w = fg.while_loop(lambda c: c[1] < 3, lambda c: (fnp.sin(c[0]) * x + c[0], c[1] + 1), (x, 0))[0]
+    c, ys = fg.scan(lambda c, v: (c * v + 1.0, c * fnp.cos(v)), 0.5, y)
+    rev = fg.scan(lambda c, v: (c + v * v, c * x[0]), fnp.zeros(3), y, reverse=True)[1]
+    return {"while": w, "scan carry": c, "scan ys": ys, "reverse scan": rev,
+            "cond": fg.cond(fnp.sum(x) > 0, lambda a: fnp.exp(a), lambda a: a * a, x),
+            "cond(other)": fg.cond(fnp.sum(x) > 0, lambda a: a * a, lambda a: fnp.exp(a), -x),
+            "switch": fg.switch(fnp.argmax(y) - 1, [lambda a: a, lambda a: fnp.tanh(2 * a),
+                                                    lambda a: a ** 3], y)}
+
+
+CONTROL_CASES = [Case("control-flow", _control_flow,
+                      (rand((2, 3), layout="T"), rand((4,), layout="rev")), diff=(0, 1))]
+
 ARRAY_CASES = (ELEMENTWISE_ARRAY_CASES + [MIXED_DTYPES] + REDUCTION_CASES + [INT_BOOL_REDUCTIONS]
-               + SHAPE_CASES + INDEXING_CASES + CONTRACT_CASES + LINALG_CASES + MISC_CASES)
+               + SHAPE_CASES + INDEXING_CASES + CONTRACT_CASES + LINALG_CASES + MISC_CASES
+               + CONTROL_CASES)

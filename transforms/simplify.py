@@ -2,6 +2,7 @@
 
 - dce: drop equations whose outputs are unused (primitives are pure).
 - cse: merge equations that apply the same primitive, with the same params, to the same inputs.
+- prune_outputs: drop unused outputs of scans and conds from their sub-programs.
 - fold_constants: evaluate equations whose inputs are all literals (small results only, so that
   a broadcast of a scalar stays lazy) and forward trivial identities of the adjoint: x * 1,
   x + 0, x - 0, reshape/transpose/convert that change nothing.
@@ -12,9 +13,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..ir import Lit, Program, Var, use_counts
+from ..ir import Eqn, Lit, Program, Var, use_counts
 
-__all__ = ["dce", "cse", "fold_constants", "absorb_scatter_adds", "simplify"]
+__all__ = ["dce", "cse", "fold_constants", "absorb_scatter_adds", "prune_outputs", "simplify"]
 
 FOLD_MAX_SIZE = 16   # fold literal-only equations whose results are at most this big
 
@@ -161,8 +162,52 @@ def absorb_scatter_adds(prog: Program) -> Program:
     return Program(prog.in_vars, eqns, prog.outs)
 
 
-def simplify(prog: Program) -> Program:
-    """The standard pipeline: fold, CSE, DCE (twice, as folding exposes more sharing)."""
+def prune_outputs(prog: Program) -> Program:
+    """Drop the unused stacked outputs of scans and the unused outputs of conds from their
+    sub-programs (a scan in a forward pass may compute residuals only a backward pass that
+    recomputes them would have read)."""
+    uses = use_counts(prog)
+    eqns, changed = [], False
+    for e in prog.eqns:
+        name = e.prim.name
+        first = e.params.get("n_carry", 0) if name == "scan" else 0
+        keep = [k for k, v in enumerate(e.outputs) if k < first or uses.get(v.id, 0)]
+        if name in ("scan", "cond") and len(keep) < len(e.outputs) and keep:
+            cut = lambda p: dce(Program(p.in_vars, p.eqns, [p.outs[k] for k in keep]))
+            params = dict(e.params)
+            if name == "scan":
+                params["body"] = cut(params["body"])
+            else:
+                params["branches"] = tuple(cut(b) for b in params["branches"])
+            e, changed = Eqn(e.prim, e.inputs, [e.outputs[k] for k in keep], params, e.src), True
+        eqns.append(e)
+    return Program(prog.in_vars, eqns, prog.outs) if changed else prog
+
+
+def simplify(prog: Program, _memo=None) -> Program:
+    """The standard pipeline: fold, CSE, DCE (twice, as folding exposes more sharing), also
+    inside loop bodies and branches (a sub-program shared by two equations stays shared)."""
+    memo = {} if _memo is None else _memo
+    prog = _simplify_inner(dce(prune_outputs(dce(prog))), memo)
     for _ in range(2):
         prog = dce(absorb_scatter_adds(cse(fold_constants(prog))))
     return prog
+
+
+def _simplify_inner(prog, memo):
+    def sub(p):
+        if id(p) not in memo:
+            memo[id(p)] = (p, simplify(p, memo))    # keep p alive: ids stay unique
+        return memo[id(p)][1]
+
+    eqns, changed = [], False
+    for e in prog.eqns:
+        params = e.params
+        if any(isinstance(v, Program) or (isinstance(v, tuple) and v and isinstance(v[0], Program))
+               for v in params.values()):
+            params = {k: sub(v) if isinstance(v, Program) else
+                      tuple(sub(q) for q in v) if isinstance(v, tuple) and v and isinstance(v[0], Program)
+                      else v for k, v in params.items()}
+            e, changed = Eqn(e.prim, e.inputs, e.outputs, params, e.src), True
+        eqns.append(e)
+    return Program(prog.in_vars, eqns, prog.outs) if changed else prog

@@ -3,6 +3,10 @@
 `vjp_program(prog, wrt, ct_mask)` derives the joint program
     (*inputs, *output_cotangents) -> (*outputs, *input_cotangents)
 by re-recording the forward equations and then each primitive's vjp rule in reverse order.
+A primitive whose backward pass needs values computed inside it (a loop's per-iteration
+residuals) has a `vjp_split(inputs, active_flags, **params) -> (outputs, backward)` rule
+instead: it records a forward that also returns those residuals, and `backward(output_cts)`
+returns the input cotangents.
 The rules are written with funcgrad operations, so the result is an ordinary Program: it can be
 printed, evaluated, split into forward and backward halves (`split_program`), and
 differentiated again. Cotangents that are known to be zero are `None` and never materialised
@@ -16,7 +20,7 @@ from ..primitives.base import convert, zeros_like_aval
 from ..tracer import trace_flat
 from .simplify import dce
 
-__all__ = ["vjp_program", "split_program", "active_vars"]
+__all__ = ["vjp_program", "split_program", "active_vars", "forward_pass", "backward_pass"]
 
 
 def active_vars(prog: Program, wrt):
@@ -50,7 +54,31 @@ class _Cotangents:
         return self.cts.pop(var.id, None)
 
 
-def _backward(prog, env, cts, active):
+def forward_pass(prog, ins, active, known=None):
+    """Evaluate prog under the current trace, skipping equations whose outputs are all in
+    `known` (var id -> value, e.g. values saved by a checkpoint policy). Returns the value of
+    every variable and the backward functions of the vjp_split equations."""
+    env = {v.id: a for v, a in zip(prog.in_vars, ins)}
+    env.update(known or {})
+    splits = {}
+    for e in prog.eqns:
+        if known and all(v.id in known for v in e.outputs):
+            continue
+        vals = [v.val if isinstance(v, Lit) else env[v.id] for v in e.inputs]
+        flags = [isinstance(v, Var) and v.id in active for v in e.inputs]
+        with ir.use_source(e.src):
+            if e.prim.vjp_split is not None and any(flags):
+                out, splits[id(e)] = e.prim.vjp_split(vals, flags, **e.params)
+            else:
+                out = ir.bind_staged(e.prim, *vals, **e.params)
+        for v, o in zip(e.outputs, out if e.prim.multiple_results else (out,)):
+            env[v.id] = o
+    return env, splits
+
+
+def backward_pass(prog, env, cts, active, splits=None):
+    """Cotangents of every active variable (a _Cotangents; `.pop(var)` -> value or None) given
+    those of prog's outputs, applying each equation's vjp rule to the values in `env`."""
     acc = _Cotangents()
     for o, ct in zip(prog.outs, cts):
         if ct is not None and isinstance(o, Var) and o.id in active:
@@ -64,7 +92,10 @@ def _backward(prog, env, cts, active):
             continue
         ins, outs = [read(v) for v in e.inputs], [read(v) for v in e.outputs]
         with ir.use_source(e.src):
-            if e.prim.multiple_results:
+            back = splits.get(id(e)) if splits else None
+            if back is not None:
+                in_cts = back(out_cts)
+            elif e.prim.multiple_results:
                 in_cts = e.prim.vjp(out_cts, *ins, out=tuple(outs), **e.params)
             else:
                 in_cts = e.prim.vjp(out_cts[0], *ins, out=outs[0], **e.params)
@@ -83,15 +114,9 @@ def vjp_program(prog: Program, wrt, ct_mask) -> Program:
 
     def joint(*args):
         primals, ct_args = args[:n_in], iter(args[n_in:])
-        env = {v.id: a for v, a in zip(prog.in_vars, primals)}
-        for e in prog.eqns:
-            ins = [v.val if isinstance(v, Lit) else env[v.id] for v in e.inputs]
-            with ir.use_source(e.src):
-                out = ir.bind_staged(e.prim, *ins, **e.params)
-            for v, o in zip(e.outputs, out if e.prim.multiple_results else (out,)):
-                env[v.id] = o
+        env, splits = forward_pass(prog, primals, active)
         cts = [next(ct_args) if m else None for m in ct_mask]
-        acc = _backward(prog, env, cts, active)
+        acc = backward_pass(prog, env, cts, active, splits)
         grads = []
         for v, w in zip(prog.in_vars, wrt):
             if w:
@@ -110,11 +135,16 @@ def split_program(joint: Program, n_primals: int, n_outs: int):
     (residuals + cotangents -> input cotangents) by dependence on the cotangent inputs.
     Returns (fwd, bwd, n_residuals)."""
     dep = {v.id for v in joint.in_vars[n_primals:]}
-    fwd_eqns, bwd_eqns = [], []
+    const = set()             # values computed from literals only (zeros, say): recomputed in
+    fwd_eqns, bwd_eqns = [], []   # backward instead of being stored as residuals
     for e in joint.eqns:
         if any(isinstance(v, Var) and v.id in dep for v in e.inputs):
             bwd_eqns.append(e)
             dep.update(v.id for v in e.outputs)
+        elif all(isinstance(v, Lit) or v.id in const for v in e.inputs):
+            fwd_eqns.append(e)
+            bwd_eqns.append(e)
+            const.update(v.id for v in e.outputs)
         else:
             fwd_eqns.append(e)
     ct_in, grads = joint.in_vars[n_primals:], joint.outs[n_outs:]

@@ -41,8 +41,10 @@ def move_to_front(x, axis):
     return x if axis == 0 else moveaxis(x, axis, 0)
 
 
-def vmap_program(prog: Program, batched, size) -> Program:
-    """Batched program: inputs marked in `batched` get a leading axis of length `size`."""
+def vmap_program(prog: Program, batched, size, with_flags=False):
+    """Batched program: inputs marked in `batched` get a leading axis of length `size`; every
+    output is batched. With `with_flags`, outputs that do not depend on a batched input stay
+    unbatched and the result is (program, flag per output)."""
     from ..ir import Aval
 
     def body(*args):
@@ -65,18 +67,24 @@ def vmap_program(prog: Program, batched, size) -> Program:
             for v, o in zip(e.outputs, outs):
                 env[v.id], flags[v.id] = o, any(fl)
         res = []
+        out_flags[:] = [not isinstance(o, Lit) and flags[o.id] for o in prog.outs]
         for o in prog.outs:
             val = o.val if isinstance(o, Lit) else env[o.id]
-            if isinstance(o, Lit) or not flags[o.id]:
+            if with_flags:
+                res.append(val)
+            elif isinstance(o, Lit) or not flags[o.id]:
                 val = broadcast_in_dim(val, (size,) + tuple(o.aval.shape),
                                        tuple(range(1, 1 + o.aval.ndim)), force=True)
-            res.append(val)
+                res.append(val)
+            else:
+                res.append(val)
         return res
 
+    out_flags = []
     avals = [Aval((size,) + tuple(v.aval.shape), v.aval.dtype) if f else v.aval
              for v, f in zip(prog.in_vars, batched)]
     out, consts = trace_flat(body, avals)
     assert not consts, "internal error: vmap program captured outer values"
-    return out
+    return (out, out_flags) if with_flags else out
 
 

@@ -1,6 +1,8 @@
 """Program -> Python source for one Numba function.
 
-Variables keep the names `make_ir` prints (a, b, c, ...; Python keywords get a trailing `_`).
+Variables keep the names `make_ir` prints (a, b, c, ...; Python keywords get a trailing `_`),
+sub-programs' variables included: a loop body or branch is written inline (backend/control.py),
+its input variables bound to the loop's carries.
 0-d values are scalars, everything else arrays. Loop groups become one loop nest each: array
 inputs are loaded once per iteration (`b_i = b[i0, i1]`), elementwise results are scalar locals
 (`c_i`), and only values needed outside the loop are stored. Array statements come from
@@ -15,9 +17,11 @@ import keyword
 
 import numpy as np
 
-from ..ir import Lit, Program, Var, _Printer
+from ..ir import Lit, Program, Var, _Printer, sub_programs
 from .fusion import INDEX_MAPS, REDUCTIONS, materialized, partition, slice_positions, use_counts
 from .lowerings import LOWERINGS, numba_type
+
+STRUCTURED: dict = {}     # primitive name -> emitter(gen, outs, ins, eqn); see control.py
 
 RESERVED = set(keyword.kwlist) | {"np", "numba", "math", "range", "len", "min", "max", "abs"}
 
@@ -118,12 +122,22 @@ class Generator:
         self.const_names: dict[int, str] = {}
         self.impls: dict[str, object] = {}   # objmode helpers, by name
         self.src = Source()
-        self.uses = use_counts(prog)
-        self.inputs = {v.id for v in prog.in_vars}
+        self.uses, self.inputs = {}, set()
+        self._scan(prog)
+        self.nested = 0                 # > 0 while emitting a loop body or branch
         self.dim_names = {}
         for v in prog.in_vars:
             for k, d in enumerate(v.aval.shape):
                 self.dim_names.setdefault(d, f"{self.names[v.id]}.shape[{k}]")
+
+    def _scan(self, prog):
+        """Use counts and input variables of prog and every sub-program in it."""
+        for k, n in use_counts(prog).items():
+            self.uses[k] = self.uses.get(k, 0) + n
+        self.inputs.update(v.id for v in prog.in_vars)
+        for e in prog.eqns:
+            for sub in sub_programs(e.params):
+                self._scan(sub)
 
     # -- atoms ----------------------------------------------------------------------------------
     def name(self, v):
@@ -145,15 +159,25 @@ class Generator:
         return "(" + "".join(f"{self.dim(d)}, " for d in shape) + ")"
 
     # -- whole function -------------------------------------------------------------------------
-    def generate(self):
-        order = partition(self.prog)
-        need = materialized(self.prog, order)
-        body = self.src
+    def emit_program(self, prog):
+        """The equations of prog (the kernel, or a loop body / branch at the current depth)."""
+        order = partition(prog)
+        need = materialized(prog, order)
         for g in order:
             if g.is_loop:
                 LoopEmitter(self, g, need).emit()
             else:
                 self.statement(g.eqns[0])
+
+    def assign(self, targets, values):
+        """`a, b = x, y` (names of sub-program inputs bound to outer values)."""
+        pairs = [(t, v) for t, v in zip(targets, values) if t != v]
+        if pairs:
+            self.src.emit(", ".join(t for t, _ in pairs) + " = " + ", ".join(v for _, v in pairs))
+
+    def generate(self):
+        body = self.src
+        self.emit_program(self.prog)
         outs = [self.name(o) for o in self.prog.outs]
         body.emit("return (" + "".join(o + ", " for o in outs) + ")")
         args = [self.names[v.id] for v in self.prog.in_vars] + [f"const{i}" for i in range(len(self.consts))]
@@ -163,6 +187,13 @@ class Generator:
     def statement(self, e):
         outs = [self.names[v.id] for v in e.outputs]
         ins = [self.name(v) for v in e.inputs]
+        structured = STRUCTURED.get(e.prim.name)
+        if structured is not None:
+            self.src.emit(f"# {e.prim.name}" + (f"  ({_comment(e.src)})" if e.src is not None else ""))
+            self.nested += 1
+            structured(self, outs, ins, e)
+            self.nested -= 1
+            return
         lower = LOWERINGS.get(e.prim.name)
         lines = lower(outs, ins, e) if lower is not None else None
         if lines is None:
@@ -302,7 +333,7 @@ class LoopEmitter:
 
     def parallel_ok(self):
         """prange over the outer loop is safe: sums into scalars, writes indexed by i0 only."""
-        if not self.gen.parallel or not self.shape or int(np.prod(self.shape)) < PARALLEL_MIN_SIZE:
+        if not self.gen.parallel or self.gen.nested or not self.shape or int(np.prod(self.shape)) < PARALLEL_MIN_SIZE:
             return False
         for e in self.g.eqns:
             if e.prim.name in ("reduce_max", "reduce_min", "scatter"):

@@ -19,6 +19,7 @@ import threading
 import numpy as np
 
 from . import cache
+from . import control as _control  # noqa: F401  (registers the loop and branch emitters)
 from .codegen import Generator, objmode_call
 
 _kernels: dict = {}      # (module text, parallel) -> numba dispatcher

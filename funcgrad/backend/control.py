@@ -1,0 +1,195 @@
+"""Control flow in generated code: while_loop, scan and cond become Python `while`/`for`/`if`
+statements in the kernel, with the sub-program's code written inline (fused like any other
+program) and its input variables bound to the loop's carries. No Python runs per iteration.
+
+while_grad (reverse mode through a while loop) becomes two loops: the forward loop appends the
+body's residuals to tape arrays that double in size when full, then a counted loop runs the
+body's backward half from the last step to the first.
+"""
+from __future__ import annotations
+
+from .codegen import STRUCTURED, dtype_text
+
+TAPE_START = 16     # initial tape capacity in steps; doubles when full
+
+
+def _split(seq, *sizes):
+    out, k = [], 0
+    for n in sizes:
+        out.append(list(seq[k:k + n]))
+        k += n
+    out.append(list(seq[k:]))
+    return out
+
+
+def _names(gen, vars_):
+    return [gen.names[v.id] for v in vars_]
+
+
+def _atoms(gen, atoms):
+    return [gen.name(a) for a in atoms]
+
+
+def emit_while(gen, outs, ins, e):
+    p = e.params
+    cond, body, n_cc, n_bc = p["cond"], p["body"], p["n_cc"], p["n_bc"]
+    cc, bc, init = _split(ins, n_cc, n_bc)
+    c_in, b_in = _names(gen, cond.in_vars), _names(gen, body.in_vars)
+    carry = b_in[n_bc:]
+    gen.assign(c_in[:n_cc], cc)
+    gen.assign(b_in[:n_bc], bc)
+    gen.assign(carry, init)
+    src = gen.src
+    src.emit("while True:")
+    src.depth += 1
+    _cond_test(gen, cond, c_in[n_cc:], carry)
+    gen.emit_program(body)
+    gen.assign(carry, _atoms(gen, body.outs))
+    src.depth -= 1
+    gen.assign(outs, carry)
+
+
+def _cond_test(gen, cond, cond_carry, carry):
+    gen.assign(cond_carry, carry)
+    gen.emit_program(cond)
+    gen.src.emit(f"if not {gen.name(cond.outs[0])}:")
+    gen.src.emit("    break")
+
+
+def emit_scan(gen, outs, ins, e):
+    p = e.params
+    body, length, n_c, n = p["body"], p["length"], p["n_c"], p["n_carry"]
+    consts, init, xs = _split(ins, n_c, n)
+    b_in = _names(gen, body.in_vars)
+    carry, x_in = b_in[n_c:n_c + n], b_in[n_c + n:]
+    gen.assign(b_in[:n_c], consts)
+    gen.assign(carry, init)
+    ys = outs[n:]
+    for y, a in zip(ys, e.outputs[n:]):
+        gen.src.emit(f"{y} = np.empty({gen.dims(a.aval.shape)}, {dtype_text(a.aval.dtype)})")
+    k = f"{outs[0]}_k"
+    steps = f"range({gen.dim(length)} - 1, -1, -1)" if p["reverse"] else f"range({gen.dim(length)})"
+    gen.src.emit(f"for {k} in {steps}:")
+    gen.src.depth += 1
+    for x, arr in zip(x_in, xs):
+        gen.src.emit(f"{x} = {arr}[{k}]")
+    gen.emit_program(body)
+    for y, o in zip(ys, body.outs[n:]):
+        gen.src.emit(f"{y}[{k}] = {gen.name(o)}")
+    gen.assign(carry, _atoms(gen, body.outs[:n]))
+    gen.src.depth -= 1
+    gen.assign(outs[:n], carry)
+
+
+def emit_cond(gen, outs, ins, e):
+    branches = e.params["branches"]
+    index, ops = ins[0], ins[1:]
+    last = len(branches) - 1
+    for k, br in enumerate(branches):
+        head = (f"if {index} <= 0:" if k == 0 else "else:" if k == last
+                else f"elif {index} == {k}:")
+        gen.src.emit(head)
+        gen.src.depth += 1
+        gen.assign(_names(gen, br.in_vars), ops)
+        gen.emit_program(br)
+        gen.assign(outs, _atoms(gen, br.outs))
+        gen.src.depth -= 1
+
+
+def _alloc(gen, name, aval, steps):
+    rest = "".join(f"{gen.dim(d)}, " for d in aval.shape)
+    gen.src.emit(f"{name} = np.empty(({steps}, {rest}), {dtype_text(aval.dtype)})")
+
+
+def _append(gen, tapes, index):
+    """tape[index] = value for each (tape, atom), doubling every tape when the first is full."""
+    src = gen.src
+    src.emit(f"if {index} == {tapes[0][0]}.shape[0]:")
+    for t, r in tapes:
+        rest = "".join(f", {gen.dim(d)}" for d in r.aval.shape)
+        src.emit(f"    {t}_grown = np.empty((2 * {index}{rest}), {dtype_text(r.aval.dtype)})")
+        src.emit(f"    {t}_grown[:{index}] = {t}")
+        src.emit(f"    {t} = {t}_grown")
+    for t, r in tapes:
+        src.emit(f"{t}[{index}] = {gen.name(r)}")
+
+
+def emit_while_grad(gen, outs, ins, e):
+    p = e.params
+    cond, fwd, bwd, every = p["cond"], p["fwd"], p["bwd"], p.get("checkpoint")
+    n_cc, n_bc, n = p["n_cc"], p["n_bc"], p["n_carry"]
+    cc, bc, init, ct = _split(ins, n_cc, n_bc, n)
+    c_in, f_in = _names(gen, cond.in_vars), _names(gen, fwd.in_vars)
+    carry = f_in[n_bc:]
+    gen.assign(c_in[:n_cc], cc)
+    gen.assign(f_in[:n_bc], bc)
+    gen.assign(carry, init)
+    src, pre = gen.src, outs[0]
+    residuals = fwd.outs[n:]
+    taped = [(f"{pre}_t{j}", r) for j, (r, s) in enumerate(zip(residuals, p["res_src"])) if s < 0]
+    snaps = [(f"{pre}_s{j}", v) for j, v in enumerate(fwd.in_vars[n_bc:])] if every else []
+    for t, r in (snaps if every else taped):
+        _alloc(gen, t, r.aval, TAPE_START)
+    src.emit(f"{pre}_n = 0")
+    # forward: run the loop again, appending residuals (or every k-th carry) to tapes
+    src.emit("while True:")
+    src.depth += 1
+    _cond_test(gen, cond, c_in[n_cc:], carry)
+    if every:
+        src.emit(f"if {pre}_n % {int(every)} == 0:")
+        src.depth += 1
+        _append(gen, snaps, f"({pre}_n // {int(every)})")
+        src.depth -= 1
+    gen.emit_program(fwd)
+    if taped and not every:
+        _append(gen, taped, f"{pre}_n")
+    src.emit(f"{pre}_n += 1")
+    gen.assign(carry, _atoms(gen, fwd.outs[:n]))
+    src.depth -= 1
+    # backward: sweep the tape from the last step to the first
+    n_acc = sum(p["act_bc"])
+    acc, cts = outs[:n_acc], outs[n_acc:]
+    for a, v in zip(acc, e.outputs[:n_acc]):
+        if v.aval.ndim:
+            src.emit(f"{a} = np.zeros({gen.dims(v.aval.shape)}, {dtype_text(v.aval.dtype)})")
+        else:
+            src.emit(f"{a} = {dtype_text(v.aval.dtype)}(0)")
+    gen.assign(cts, ct)
+    steps = f"{pre}_n"
+    if every:   # segments of k steps, last first: restore the carry, recompute, then sweep
+        for t, r in taped:
+            _alloc(gen, t, r.aval, int(every))
+        src.emit(f"for {pre}_seg in range(({pre}_n + {int(every) - 1}) // {int(every)} - 1, -1, -1):")
+        src.depth += 1
+        gen.assign(carry, [f"{t}[{pre}_seg]" for t, _ in snaps])
+        steps = f"{pre}_m"
+        src.emit(f"{steps} = min({int(every)}, {pre}_n - {pre}_seg * {int(every)})")
+        src.emit(f"for {pre}_i in range({steps}):")
+        src.depth += 1
+        gen.emit_program(fwd)
+        for t, r in taped:
+            src.emit(f"{t}[{pre}_i] = {gen.name(r)}")
+        gen.assign(carry, _atoms(gen, fwd.outs[:n]))
+        src.depth -= 1
+    _sweep(gen, bwd, taped, acc, cts, len(residuals), steps, pre)
+    if every:
+        src.depth -= 1
+
+
+def _sweep(gen, bwd, taped, acc, cts, n_res, steps, pre):
+    src = gen.src
+    b_in = _names(gen, bwd.in_vars)
+    src.emit(f"for {pre}_k in range({steps} - 1, -1, -1):")
+    src.depth += 1
+    for t, r in taped:
+        src.emit(f"{gen.names[r.id]} = {t}[{pre}_k]")
+    gen.assign(b_in[n_res:], cts)
+    gen.emit_program(bwd)
+    for a, g in zip(acc, bwd.outs[:len(acc)]):
+        src.emit(f"{a} = {a} + {gen.name(g)}")
+    gen.assign(cts, _atoms(gen, bwd.outs[len(acc):]))
+    src.depth -= 1
+
+
+STRUCTURED.update({"while_loop": emit_while, "scan": emit_scan, "cond": emit_cond,
+                   "while_grad": emit_while_grad})
