@@ -6,12 +6,15 @@
 Re-exports the public API; no logic lives here.
 """
 from . import tree_util
-from ._errors import (ConcretizationError, EscapedTracerError, FuncgradError, IntegerInputError,
+from ._errors import (CarryTypeError, ConcretizationError, EscapedTracerError, FuncgradError, IntegerInputError,
                       MutationError, NonScalarOutputError, ShapeError, UnsupportedFunctionError)
 from .api import grad, make_ir, value_and_grad, vjp
 from .derivatives import hessian, hvp, jacfwd, jacrev, jvp, linearize
-from .custom import checkpoint, custom_jvp, custom_vjp, pure_callback, stop_gradient
+from .custom import (checkpoint, checkpoint_name, checkpoint_policies, custom_jvp, custom_vjp,
+                     pure_callback, stop_gradient)
 from .vmap import vmap
+from .control import cond, fori_loop, scan, switch, while_loop
+from .transforms import control as _control_rules  # noqa: F401  (registers their rules)
 from .interpreter import eval_program
 from .jit import disable_jit, jit
 from .backend.cache import cache_dir, clear_cache
@@ -20,6 +23,8 @@ from . import numpy  # noqa: F401  (funcgrad.numpy)
 
 __version__ = "0.1.0"
 __all__ = ["grad", "value_and_grad", "vjp", "jvp", "linearize", "jacfwd", "jacrev", "hessian", "hvp", "vmap",
-           "stop_gradient", "custom_vjp", "custom_jvp", "checkpoint", "pure_callback", "make_ir", "jit", "disable_jit", "clear_cache", "cache_dir", "eval_program", "tree_util", "Program",
-           "FuncgradError", "ConcretizationError", "MutationError", "NonScalarOutputError",
+           "stop_gradient", "custom_vjp", "custom_jvp", "checkpoint", "checkpoint_name", "checkpoint_policies",
+           "pure_callback", "make_ir", "jit",
+           "fori_loop", "scan", "while_loop", "cond", "switch", "disable_jit", "clear_cache", "cache_dir", "eval_program", "tree_util", "Program",
+           "FuncgradError", "CarryTypeError", "ConcretizationError", "MutationError", "NonScalarOutputError",
            "IntegerInputError", "UnsupportedFunctionError", "ShapeError", "EscapedTracerError"]

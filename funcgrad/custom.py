@@ -1,4 +1,5 @@
-"""User-controlled derivatives: stop_gradient, custom_vjp, pure_callback.
+"""User-controlled derivatives: stop_gradient, custom_vjp, custom_jvp, pure_callback, and
+checkpoint (rematerialisation) with its policies and checkpoint_name.
 
     >>> @fg.custom_vjp
     ... def clip_grad(x): return x
@@ -12,14 +13,20 @@ be differentiated again (write it with funcgrad operations).
 from __future__ import annotations
 
 import functools
+import inspect
 
 import numpy as np
 
-from .ir import Aval, Traced
+from . import ir
+from .interpreter import eval_program
+from .ir import Aval, Eqn, Lit, Program, Traced, Var
+from .primitives.base import convert, define
 from .primitives.special import custom_vjp_p, pure_callback_p, remat_barrier, stop_gradient_p
+from .transforms.vjp import active_vars, backward_pass, forward_pass
 from .tree_util import tree_flatten, tree_map, tree_unflatten
 
-__all__ = ["stop_gradient", "custom_vjp", "custom_jvp", "checkpoint", "pure_callback"]
+__all__ = ["stop_gradient", "custom_vjp", "custom_jvp", "checkpoint", "checkpoint_name",
+           "checkpoint_policies", "pure_callback"]
 
 
 def stop_gradient(x):
@@ -193,24 +200,179 @@ class custom_jvp:
 def checkpoint(f, policy=None):
     """Rematerialisation (PyTorch: torch.utils.checkpoint): values computed inside f are not
     kept for the backward pass but recomputed from f's inputs, trading compute for memory.
-    `policy` is reserved for choosing what may be saved; today nothing inside f is saved.
+
+    `policy(prim_name, params) -> bool` is asked once per equation of f's traced program
+    whether that equation's outputs may be saved for the backward pass; saved values are
+    stored, the rest is recomputed. See `fg.checkpoint_policies` for ready-made policies;
+    None recomputes everything (same result as `checkpoint_policies.nothing_saveable`).
 
         >>> block = fg.checkpoint(lambda x: fnp.tanh(fnp.sin(x) * 3.0))
+        >>> mlp = fg.checkpoint(layer, policy=fg.checkpoint_policies.dots_saveable)
     """
-    if policy is not None:
-        raise NotImplementedError("checkpoint(policy=...) is not supported yet: everything "
-                                  "inside the checkpointed function is recomputed")
-    from .api import vjp
+    return _checkpoint_with_policy(f, checkpoint_policies.nothing_saveable if policy is None
+                                   else _check_policy(policy))
 
-    def fwd(*args):
-        return f(*args), args
 
-    def bwd(args, ct):
-        leaf = tree_flatten(ct)[0][0]
-        fresh = [tree_map(lambda a: remat_barrier(a, leaf) if isinstance(a, Traced) else a, x)
-                 for x in args]
-        return vjp(f, *fresh)[1](ct)
+# ---- checkpoint policies ----------------------------------------------------------------------
 
-    wrapped = custom_vjp(f).defvjp(fwd, bwd)
-    functools.update_wrapper(wrapped, f)
+checkpoint_name_p = define(
+    "checkpoint_name", impl=lambda x, *, name: x, abstract=lambda a, *, name: a, numba="{0}",
+    vjp=lambda ct, x, *, out, name: (ct,),
+    batch=lambda ins, fl, size, *, name: checkpoint_name_p.bind(ins[0], name=name),
+    doc="Identity that names a value for a checkpoint policy (save_only_these_names). Only "
+        "recorded while fg.checkpoint traces its function, which then removes it again, so "
+        "it never reaches a compiled program.")
+_naming = [0]     # > 0 while fg.checkpoint(f, policy) traces f: checkpoint_name records then
+
+
+def checkpoint_name(x, name):
+    """Identity on values that labels them `name` for the policy of an enclosing
+    fg.checkpoint (`checkpoint_policies.save_only_these_names`); elsewhere it does nothing
+    and records nothing. Works on pytrees.
+
+        >>> h = fg.checkpoint_name(fnp.tanh(x @ W), "hidden")
+    """
+    if not isinstance(name, str):
+        raise TypeError(f"checkpoint_name: name must be a str, got {type(name).__name__}")
+    if not _naming[0]:
+        return x
+    return tree_map(lambda v: checkpoint_name_p.bind(v, name=name)
+                    if isinstance(v, Traced) else v, x)
+
+
+class checkpoint_policies:
+    """Policies for `fg.checkpoint(f, policy=...)`. A policy is any callable
+    `policy(prim_name: str, params: dict) -> bool`, asked once per equation of f's traced
+    program (as printed by fg.make_ir: the primitive's name and its static parameters) whether
+    the equation's outputs may be saved for the backward pass instead of being recomputed.
+
+        >>> fg.checkpoint(block, policy=fg.checkpoint_policies.dots_saveable)
+        >>> fg.checkpoint(block, policy=lambda name, params: name in ("contract", "exp"))
+    """
+
+    @staticmethod
+    def everything_saveable(prim_name, params):
+        """Save every intermediate (no recomputation; the memory use of no checkpoint)."""
+        return True
+
+    @staticmethod
+    def nothing_saveable(prim_name, params):
+        """Save nothing: recompute everything from f's inputs (the default)."""
+        return False
+
+    @staticmethod
+    def dots_saveable(prim_name, params):
+        """Save the results of matrix products (the `contract` primitive: matmul, dot,
+        einsum, tensordot, ...); recompute the cheap elementwise work around them."""
+        return prim_name == "contract"
+
+    @staticmethod
+    def save_only_these_names(*names):
+        """A policy that saves exactly the values marked with fg.checkpoint_name(x, name)
+        for a name in `names`.
+
+            >>> policy = fg.checkpoint_policies.save_only_these_names("hidden")
+        """
+        bad = [n for n in names if not isinstance(n, str)]
+        if bad:
+            raise TypeError(f"save_only_these_names: names must be str, got {bad!r}")
+        wanted = frozenset(names)
+
+        def policy(prim_name, params):
+            return prim_name == "checkpoint_name" and params.get("name") in wanted
+        policy.__name__ = f"save_only_these_names{tuple(names)!r}"
+        return policy
+
+
+def _check_policy(policy):
+    hint = ""
+    if callable(policy):
+        try:
+            inspect.signature(policy).bind("contract", {})
+            return policy
+        except ValueError:            # no signature to inspect (a builtin): trust it
+            return policy
+        except TypeError:
+            hint = " (it cannot be called with the two arguments prim_name, params)"
+    elif isinstance(policy, str) and hasattr(checkpoint_policies, policy):
+        hint = f" (did you mean fg.checkpoint_policies.{policy}?)"
+    raise TypeError(f"checkpoint: policy must be a callable policy(prim_name, params) -> bool, "
+                    f"such as fg.checkpoint_policies.dots_saveable; got {policy!r}{hint}")
+
+
+def _saved_vars(prog, policy):
+    """The outputs of the equations that `policy` lets us save, in program order. Equations
+    with a vjp_split rule (control flow) are always replayed: their backward pass needs
+    values computed inside them."""
+    return [v for e in prog.eqns if getattr(e.prim, "vjp_split", None) is None
+            and policy(e.prim.name, dict(e.params)) for v in e.outputs]
+
+
+def _without_names(prog, saved):
+    """prog without its checkpoint_name equations (each use of a name reads the named value),
+    and `saved` renamed to match (a saved name saves the value it names), less inputs and
+    constants, which need no saving."""
+    sub = {}
+    read = lambda a: sub.get(a.id, a) if isinstance(a, Var) else a
+    eqns = []
+    for e in prog.eqns:
+        if e.prim is checkpoint_name_p:
+            sub[e.outputs[0].id] = read(e.inputs[0])
+        else:
+            eqns.append(Eqn(e.prim, [read(v) for v in e.inputs], e.outputs, e.params, e.src))
+    inputs = {v.id for v in prog.in_vars}
+    kept = {v.id: v for v in map(read, saved) if isinstance(v, Var) and v.id not in inputs}
+    return Program(prog.in_vars, eqns, [read(o) for o in prog.outs]), list(kept.values())
+
+
+def _checkpoint_with_policy(f, policy):
+    """checkpoint(f, policy): trace f to a Program, run it recording the values the policy
+    saves as residuals, and in the backward pass replay the rest from the inputs (behind a
+    remat_barrier, so it happens there and is never merged with the forward) and apply the
+    vjp rules. Values f closes over from an enclosing transform are inputs too (they get
+    their cotangents)."""
+    from .tracer import trace_flat
+
+    @functools.wraps(f)
+    def wrapped(*args):
+        leaves, in_tree = tree_flatten(args)
+        slots = [i for i, x in enumerate(leaves) if isinstance(x, Traced)]
+        if not slots:
+            return f(*args)
+        out_box = []
+
+        def flat_f(*tracers):
+            full = list(leaves)
+            for i, t in zip(slots, tracers):
+                full[i] = t
+            out_leaves, out_tree = tree_flatten(f(*tree_unflatten(in_tree, full)))
+            out_box.append(out_tree)
+            return out_leaves
+
+        _naming[0] += 1
+        try:
+            prog, consts = trace_flat(flat_f, [leaves[i].aval for i in slots])
+        finally:
+            _naming[0] -= 1
+        prog, saved = _without_names(prog, _saved_vars(prog, policy))
+        active = active_vars(prog, [v.aval.is_float for v in prog.in_vars])
+
+        def fwd(*ins):
+            res = eval_program(Program(prog.in_vars, prog.eqns, prog.outs + saved), *ins)
+            return res[:len(prog.outs)], (list(ins), res[len(prog.outs):])
+
+        def bwd(res, ct):
+            ins, values = res
+            leaf = next((c for c in ct if isinstance(c, Traced)), None)
+
+            def bar(x):                   # recompute after the cotangent exists: in backward
+                return remat_barrier(x, leaf) if isinstance(x, Traced) and leaf is not None else x
+            known = {v.id: bar(x) for v, x in zip(saved, values)}
+            env, splits = forward_pass(prog, [bar(x) for x in ins], active, known)
+            acc = backward_pass(prog, env, ct, active, splits)
+            return tuple(acc.pop(v) for v in prog.in_vars)
+
+        run = custom_vjp(lambda *ins: eval_program(prog, *ins)).defvjp(fwd, bwd)
+        outs = run(*consts, *[leaves[i] for i in slots])
+        return tree_unflatten(out_box[0], list(outs))
     return wrapped

@@ -13,10 +13,11 @@ import numpy as np
 
 from .api import _Args, _argnums_tuple, _fn_name, _split_out_aux, _to_numpy, _trace_call, vjp
 from .interpreter import eval_program
-from .ir import Traced, aval_of
-from .primitives.base import convert
+from .ir import Lit, Program, Traced, aval_of
+from .primitives.base import convert, zeros_like_aval
 from .transforms.jvp import jvp_program
 from .transforms.vjp import split_program
+from .transforms.vmap import vmap_program
 from .tree_util import tree_flatten, tree_unflatten
 
 __all__ = ["jvp", "linearize", "jacfwd", "jacrev", "hessian", "hvp"]
@@ -35,8 +36,17 @@ class _Linearized:
         self.out_avals = [o.aval for o in prog.outs]
         jp = jvp_program(prog, [False] * len(consts) + a.diff_mask)
         fwd, self.lin, _ = split_program(jp, len(prog.in_vars), n_out)
-        res = eval_program(fwd, *consts, *a.dyn_vals)
-        self.outs, self.residuals = res[:n_out], res[n_out:]
+        defined = {v.id for v in fwd.in_vars} | {v.id for e in fwd.eqns for v in e.outputs}
+        if all(isinstance(o, Lit) or o.id in defined for o in fwd.outs):
+            res = eval_program(fwd, *consts, *a.dyn_vals)
+            self.outs, self.residuals = res[:n_out], res[n_out:]
+        else:   # a loop computes values and tangents together: keep the whole program
+            n_in = len(prog.in_vars)
+            self.lin = Program(jp.in_vars, jp.eqns, jp.outs[n_out:])
+            zeros = [zeros_like_aval(v.aval) for v in jp.in_vars[n_in:]]
+            self.residuals = list(consts) + list(a.dyn_vals)
+            self.outs = eval_program(Program(jp.in_vars, jp.eqns, jp.outs[:n_out]),
+                                     *self.residuals, *zeros)
         self.primal_avals = [aval_of(v) for v, d in zip(a.dyn_vals, a.diff_mask) if d]
 
     def out(self):
@@ -58,6 +68,36 @@ class _Linearized:
             out.append(t if isinstance(t, Traced) and aval_of(t).dtype == av.dtype
                        else convert(t, av.dtype))
         return out
+
+    def jacobian_blocks(self, in_avals):
+        """The Jacobian, block per (output leaf, input leaf), from one batched (vmapped)
+        tangent program applied to every one-hot tangent at once."""
+        sizes = [a.size for a in in_avals]
+        n = sum(sizes)
+        if n == 0:
+            return [[np.zeros(oa.shape + a.shape, oa.dtype) for a in in_avals]
+                    for oa in self.out_avals[:self.n_main]]
+        basis, start = [], 0
+        for a, size in zip(in_avals, sizes):
+            eye = np.zeros((n, size), a.dtype)
+            eye[start:start + size] = np.eye(size, dtype=a.dtype)
+            basis.append(eye.reshape((n,) + a.shape))
+            start += size
+        n_res = len(self.residuals)
+        batched = vmap_program(self.lin, [False] * n_res + [True] * len(basis), n)
+        tans = iter(eval_program(batched, *self.residuals, *basis))
+        stacked = [next(tans) if fl else np.zeros((n,) + av.shape, av.dtype)
+                   for fl, av in zip(self.float_out, self.out_avals)][:self.n_main]
+        blocks = []           # J[o][i]: out.shape + in.shape, cut from the stacked tangents
+        for t, oa in zip(stacked, self.out_avals):
+            row, start = [], 0
+            for a, size in zip(in_avals, sizes):
+                part = _reshape(t[start:start + size], a.shape + oa.shape)
+                part = _moveaxes(part, len(a.shape), len(oa.shape))
+                row.append(part if isinstance(part, Traced) else _to_numpy(part))
+                start += size
+            blocks.append(row)
+        return blocks
 
     def __call__(self, *tangents):
         tans = iter(eval_program(self.lin, *self.residuals, *self.tangent_leaves(tangents)))
@@ -106,21 +146,16 @@ def _basis(avals):
             yield i, k, leaves
 
 
-def _assemble(out_avals, in_avals, columns, out_major):
-    """columns[(i, k)] -> list of arrays: J blocks of shape out.shape + in.shape per leaf pair."""
-    blocks = []
-    for o, oa in enumerate(out_avals):
-        row = []
-        for i, ia in enumerate(in_avals):
-            if out_major:       # jacrev: entries indexed by output element, hold input arrays
-                parts = [columns[(o, k)][i] for k in range(oa.size)]
-                block = _stack(parts, oa.shape + ia.shape)
-            else:               # jacfwd: entries indexed by input element, hold output arrays
-                parts = [columns[(i, k)][o] for k in range(ia.size)]
-                block = _moveaxes(_stack(parts, ia.shape + oa.shape), len(ia.shape), len(oa.shape))
-            row.append(block)
-        blocks.append(row)
-    return blocks
+def _assemble(out_avals, in_avals, columns):
+    """columns[(o, k)] -> input cotangent leaves of output element k of leaf o: J blocks of
+    shape out.shape + in.shape per (output leaf, input leaf)."""
+    return [[_stack([columns[(o, k)][i] for k in range(oa.size)], oa.shape + ia.shape)
+             for i, ia in enumerate(in_avals)] for o, oa in enumerate(out_avals)]
+
+
+def _reshape(x, shape):
+    from .numpy import reshape
+    return reshape(x, shape) if isinstance(x, Traced) else np.asarray(x).reshape(shape)
 
 
 def _stack(parts, shape):
@@ -129,7 +164,8 @@ def _stack(parts, shape):
         return np.zeros(shape)
     if any(isinstance(p, Traced) for p in parts):
         return reshape(stack(parts), shape)
-    return np.stack([np.asarray(p) for p in parts]).reshape(shape)
+    out = np.stack([np.asarray(p) for p in parts]).reshape(shape)
+    return out[()] if out.ndim == 0 else out
 
 
 def _moveaxes(x, n_in, n_out):
@@ -155,16 +191,14 @@ def _jacobian(f, argnums, has_aux, forward):
             lin = _Linearized(g, sel, has_aux)
             out, aux = lin.out(), (lin.aux() if has_aux else None)
             out_leaves, out_tree = tree_flatten(out)
-            columns = {(i, k): tree_flatten(lin(*tree_unflatten(sel_tree, leaves)))[0]
-                       for i, k, leaves in _basis(in_avals)}
+            blocks = lin.jacobian_blocks(in_avals)
         else:
             res = vjp(g, *sel, has_aux=has_aux)
             out, f_vjp, aux = (res if has_aux else res + (None,))
             out_leaves, out_tree = tree_flatten(out)
             columns = {(o, k): tree_flatten(f_vjp(tree_unflatten(out_tree, leaves)))[0]
                        for o, k, leaves in _basis(_avals(out_leaves))}
-        out_avals = _avals(out_leaves)
-        blocks = _assemble(out_avals, in_avals, columns, out_major=not forward)
+            blocks = _assemble(_avals(out_leaves), in_avals, columns)
         per_out = [tree_unflatten(sel_tree, row) for row in blocks]
         result = tree_unflatten(out_tree, [r[0] if single else r for r in per_out])
         return (result, aux) if has_aux else result
