@@ -106,5 +106,19 @@ def main():
           f"compiled {t_j * 1e3:.2f} ms")
 
 
+    # 5. reverse mode through a while loop whose trip count is known only at run time
+    def newton_sqrt(a):
+        return fg.while_loop(lambda x: fnp.abs(x * x - a) > 1e-12 * a,
+                             lambda x: 0.5 * (x + a / x), a)
+    d = fg.jit(fg.grad(newton_sqrt))
+    print(f"\nd/da sqrt(a) through a Newton while_loop at a=2: {d(2.0)}  "
+          f"(closed form {0.5 / np.sqrt(2.0)})")
+    n = 20000
+    t0 = time.perf_counter()
+    for _ in range(n):
+        d(2.0)
+    print(f"  compiled, per call incl. dispatch  {(time.perf_counter() - t0) / n * 1e6:8.2f} us")
+
+
 if __name__ == "__main__":
     main()
