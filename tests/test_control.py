@@ -162,8 +162,22 @@ def test_vmap_of_while_loop_runs_until_every_lane_is_done():
     # finished lanes are frozen: every lane equals its own unbatched run exactly
     assert np.array_equal(fg.vmap(newton_sqrt)(a), [evaluate(newton_sqrt, v) for v in a])
     np.testing.assert_allclose(fg.vmap(fg.grad(newton_sqrt))(a), 0.5 / np.sqrt(a), rtol=1e-12)
+    # the reverse pass is batched too (one loop, not one per example), at every order
+    assert fg.make_ir(fg.vmap(fg.grad(newton_sqrt)))(a).pretty().count("while_grad") == 1
+    np.testing.assert_allclose(fg.vmap(fg.grad(fg.grad(newton_sqrt)))(a), -0.25 * a ** -1.5,
+                               rtol=1e-9)
     np.testing.assert_allclose(fg.grad(lambda a: fnp.sum(fg.vmap(newton_sqrt)(a)))(a),
                                0.5 / np.sqrt(a), rtol=1e-12)
+
+
+def test_per_example_gradients_with_different_trip_counts():
+    def f(x, steps):
+        return fg.while_loop(lambda c: c[1] < steps, lambda c: (fnp.sin(c[0]) * x + c[0], c[1] + 1),
+                             (x, 0))[0].sum()
+    X, S = rand((3, 2), seed=11), np.array([0, 3, 1])
+    want = np.stack([fg.grad(f)(X[i], S[i]) for i in range(3)])
+    np.testing.assert_allclose(fg.vmap(fg.grad(f))(X, S), want, rtol=1e-14)
+    np.testing.assert_allclose(fg.jit(fg.vmap(fg.grad(f)))(X, S), want, rtol=1e-13)
 
 
 def test_vmap_of_cond_takes_both_branches_in_one_batch():

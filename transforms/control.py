@@ -169,51 +169,79 @@ def _while_grad_vjp(cts, *ins, out, cond, body, fwd, bwd, n_cc, n_bc, n_carry, r
     return [None] * n_cc + [next(grads) if w_ else None for w_ in wrt[n_k + n_cc:]]
 
 
-while_grad_p.vjp = _while_grad_vjp
+
+
+def _carry_flags(cond, body, f_cc, f_bc, f_init, size):
+    """Which carries a batched loop must batch (a fixed point); all of them when the
+    predicate is batched."""
+    carry_b = list(f_init)
+    while True:
+        _, pf = vmap_program(cond, f_cc + carry_b, size, with_flags=True)
+        if pf[0]:
+            return [True] * len(carry_b)
+        _, of = vmap_program(body, f_bc + carry_b, size, with_flags=True)
+        new = [a or b for a, b in zip(carry_b, of)]
+        if new == carry_b:
+            return carry_b
+        carry_b = new
+
+
+def _batched_loop(cond, body, cc, bc, f_cc, f_bc, carry_b, size):
+    """(cond, body, body constants) of the batched loop. When the predicate is batched, the
+    loop runs while any example is still going and finished examples are frozen: the body
+    keeps their carry (a select on the example's own predicate), so the cond constants
+    become body constants too."""
+    n_cc = len(cc)
+    bcond, pf = vmap_program(cond, f_cc + carry_b, size, with_flags=True)
+    bbody = _vmap_to(body, f_bc + carry_b, carry_b, size)
+    if not pf[0]:
+        return bcond, bbody, list(bc)
+    where, reshape, any_ = NAMESPACE["where"], NAMESPACE["reshape"], NAMESPACE["any"]
+
+    def cond2(*args):
+        return [any_(eval_program(bcond, *args)[0])]
+
+    def body2(*args):
+        c_cc, c_bc, carry = _split(args, n_cc, len(bc))
+        pred = eval_program(bcond, *c_cc, *carry)[0]
+        new = eval_program(bbody, *c_bc, *carry)
+        return [where(reshape(pred, (size,) + (1,) * (aval_of(c).ndim - 1)), nw, c)
+                for nw, c in zip(new, carry)]
+    c_avals = bbody.in_avals[len(bc):]
+    return (_trace(cond2, [aval_of(x) for x in cc] + c_avals),
+            _trace(body2, [aval_of(x) for x in cc + bc] + c_avals), list(cc) + list(bc))
 
 
 def _while_batch(ins, fl, size, *, cond, body, n_cc, n_bc, checkpoint=None):
     cc, bc, init = _split(ins, n_cc, n_bc)
     f_cc, f_bc, f_init = _split(fl, n_cc, n_bc)
-    n = len(init)
-    carry_b = list(f_init)
-    while True:
-        _, pf = vmap_program(cond, f_cc + carry_b, size, with_flags=True)
-        if pf[0]:
-            carry_b = [True] * n
-            break
-        _, of = vmap_program(body, f_bc + carry_b, size, with_flags=True)
-        new = [a or b for a, b in zip(carry_b, of)]
-        if new == carry_b:
-            break
-        carry_b = new
+    carry_b = _carry_flags(cond, body, f_cc, f_bc, f_init, size)
     init = [_batched(x, f, size) if b else x for x, f, b in zip(init, f_init, carry_b)]
-    bcond, pf = vmap_program(cond, f_cc + carry_b, size, with_flags=True)
-    bbody = _vmap_to(body, f_bc + carry_b, carry_b, size)
-    if not pf[0]:
-        out = bind_staged(while_p, *cc, *bc, *init, cond=bcond, body=bbody, n_cc=n_cc, n_bc=n_bc,
-                          checkpoint=checkpoint)
-    else:   # lanes finish at different steps: run until all are done, finished lanes frozen
-        where, reshape, any_ = NAMESPACE["where"], NAMESPACE["reshape"], NAMESPACE["any"]
-
-        def cond2(*args):
-            return [any_(eval_program(bcond, *args)[0])]
-
-        def body2(*args):
-            c_cc, c_bc, carry = _split(args, n_cc, n_bc)
-            pred = eval_program(bcond, *c_cc, *carry)[0]
-            new = eval_program(bbody, *c_bc, *carry)
-            return [where(reshape(pred, (size,) + (1,) * (aval_of(c).ndim - 1)), nw, c)
-                    for nw, c in zip(new, carry)]
-        c_avals = [aval_of(x) for x in init]
-        out = bind_staged(while_p, *cc, *cc, *bc, *init,
-                          cond=_trace(cond2, [aval_of(x) for x in cc] + c_avals),
-                          body=_trace(body2, [aval_of(x) for x in cc + bc] + c_avals),
-                          n_cc=n_cc, n_bc=n_cc + n_bc, checkpoint=checkpoint)
+    cond2, body2, consts = _batched_loop(cond, body, cc, bc, f_cc, f_bc, carry_b, size)
+    out = bind_staged(while_p, *cc, *consts, *init, cond=cond2, body=body2, n_cc=n_cc,
+                      n_bc=len(consts), checkpoint=checkpoint)
     return [_batched(o, b, size) for o, b in zip(out, carry_b)]
 
 
+def _while_grad_batch(ins, fl, size, *, cond, body, fwd, bwd, n_cc, n_bc, n_carry, res_src,
+                      act_bc, act_carry, checkpoint=None):
+    """Per-example cotangents: the active body constants, every carry and the output
+    cotangents get the batch axis (a constant shared by all examples still has one cotangent
+    per example), then the reverse pass of the batched loop, frozen lanes included."""
+    cc, bc, init, ct = _split(ins, n_cc, n_bc, n_carry)
+    f_cc, f_bc, f_init, f_ct = _split(fl, n_cc, n_bc, n_carry)
+    f_bc2 = [f or a for f, a in zip(f_bc, act_bc)]
+    bc = [_batched(x, f, size) if g else x for x, f, g in zip(bc, f_bc, f_bc2)]
+    init = [_batched(x, f, size) for x, f in zip(init, f_init)]
+    ct = [_batched(x, f, size) for x, f in zip(ct, f_ct)]
+    carry_b = [True] * n_carry
+    cond2, body2, consts = _batched_loop(cond, body, cc, bc, f_cc, f_bc2, carry_b, size)
+    c_act = [False] * (len(consts) - n_bc) + list(act_bc)
+    return list(while_grad(cond2, body2, cc, consts, init, ct, c_act, act_carry, checkpoint))
+
+
 while_p.jvp, while_p.vjp_split, while_p.batch = _while_jvp, _while_split, _while_batch
+while_grad_p.vjp, while_grad_p.batch = _while_grad_vjp, _while_grad_batch
 
 
 # ---- scan ------------------------------------------------------------------------------------
