@@ -14,8 +14,16 @@ import numpy as np
 
 from .api import _Args, _to_numpy, _trace_call, evaluate
 from .ir import Traced
+from .transforms.scalarize import scalarize
 from .transforms.simplify import simplify
 from .tree_util import tree_flatten, tree_unflatten
+
+def prepare(prog):
+    """The program as it is compiled: simplified, small arrays in loops made scalars."""
+    prog = simplify(prog)
+    small = scalarize(prog)
+    return prog if small is prog else simplify(small)
+
 
 __all__ = ["jit", "disable_jit", "JitFunction", "VjpJit"]
 
@@ -135,7 +143,7 @@ class JitFunction:
         a = _Args(self.f, args, kwargs, static_argnums=self.static_argnums,
                   trace_numbers=(float, complex))
         prog, consts, out_tree = _trace_call(self.f, a)
-        return Lowered(simplify(prog), out_tree)
+        return Lowered(prepare(prog), out_tree)
 
     def __call__(self, *args, **kwargs):
         if not kwargs:
@@ -164,7 +172,7 @@ class JitFunction:
     def _compile(self, a):
         from .backend.compile import compile_program
         prog, consts, out_tree = _trace_call(self.f, a)
-        prog = simplify(prog)
+        prog = prepare(prog)
         compiled = compile_program(prog, self.parallel)
         return _Entry(compiled, out_tree, prog.in_avals, prog.out_avals)
 
@@ -230,7 +238,7 @@ class VjpJit:
             plan = VjpPlan(self.f, primals, self.has_aux)
             if plan.consts:
                 raise TypeError("vjp of a function that closes over traced values is not compiled")
-            kernels = [_Entry(compile_program(simplify(p)), None, p.in_avals, p.out_avals)
+            kernels = [_Entry(compile_program(prepare(p)), None, p.in_avals, p.out_avals)
                        for p in (plan.fwd, plan.bwd)]
             hit = self._plans[sig] = (plan, kernels)
         plan, (fwd, bwd) = hit

@@ -165,9 +165,21 @@ def absorb_scatter_adds(prog: Program) -> Program:
 def prune_outputs(prog: Program) -> Program:
     """Drop the unused stacked outputs of scans and the unused outputs of conds from their
     sub-programs (a scan in a forward pass may compute residuals only a backward pass that
-    recomputes them would have read)."""
+    recomputes them would have read), and stack a value a scan outputs twice only once."""
+    ren = _Renamer()            # a scan's stacked outputs of the same body value are one
+    for e in prog.eqns:
+        if e.prim.name == "scan":
+            first = {}
+            for o, b in zip(e.outputs[e.params["n_carry"]:], e.params["body"].outs[e.params["n_carry"]:]):
+                if isinstance(b, Var):
+                    if b.id in first:
+                        ren.sub[o.id] = first[b.id]
+                    else:
+                        first[b.id] = o
+    if ren.sub:
+        prog = ren.program(prog, [ren.eqn(e) for e in prog.eqns])
     uses = use_counts(prog)
-    eqns, changed = [], False
+    eqns, changed = [], bool(ren.sub)
     for e in prog.eqns:
         name = e.prim.name
         first = e.params.get("n_carry", 0) if name == "scan" else 0
