@@ -52,9 +52,40 @@ def _interpreted(prog, why):
                     f"# not compiled ({why}): runs in funcgrad's interpreter\n", prog)
 
 
+_tuned = [False]
+
+
+def tune_allocator():
+    """Keep freed memory in the C heap between kernel calls (glibc on Linux only).
+
+    Kernels allocate their arrays (loop tapes, results) with malloc on every call. By default
+    glibc gives memory at the top of the heap back to the system when it is freed, so the next
+    call page-faults the same memory in again; in a loop benchmark that was half the run time,
+    and whether it happened depended on heap layout (a 2.5x difference between two runs of one
+    kernel). Raising the trim threshold keeps it; fixing the mmap threshold at its largest value
+    keeps large arrays in the heap too (setting one disables glibc's own adjustment of both).
+    The process's memory high-water mark is then kept rather than returned. Set
+    FUNCGRAD_TUNE_MALLOC=0 to leave the allocator alone."""
+    if _tuned[0] or os.environ.get("FUNCGRAD_TUNE_MALLOC", "1") == "0":
+        return
+    _tuned[0] = True
+    import ctypes
+    import platform
+    if platform.system() != "Linux" or platform.libc_ver()[0] != "glibc":
+        return
+    try:
+        libc = ctypes.CDLL("libc.so.6")
+        M_TRIM_THRESHOLD, M_MMAP_THRESHOLD = -1, -3
+        libc.mallopt(M_TRIM_THRESHOLD, 1 << 30)
+        libc.mallopt(M_MMAP_THRESHOLD, 32 << 20)        # glibc's maximum on 64-bit
+    except (OSError, AttributeError):          # pragma: no cover  (no glibc after all)
+        pass
+
+
 def compile_program(prog, parallel=False) -> Compiled:
     """Lower `prog` to source and compile it (or reuse an identical kernel). Programs with
     dtypes Numba cannot compute in (float16) run in the interpreter instead."""
+    tune_allocator()
     dtypes = {v.aval.dtype.name for v in prog.in_vars} | {
         v.aval.dtype.name for e in prog.eqns for v in e.outputs}
     bad = sorted(dtypes & set(UNSUPPORTED_DTYPES))
