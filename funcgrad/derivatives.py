@@ -11,7 +11,8 @@ import functools
 
 import numpy as np
 
-from .api import _Args, _argnums_tuple, _fn_name, _split_out_aux, _to_numpy, _trace_call, vjp
+from .api import (_Args, _argnums_tuple, _fn_name, _split_out_aux, _tiered, _to_numpy,
+                  _trace_call, vjp)
 from .interpreter import eval_program
 from .ir import Lit, Program, Traced, aval_of
 from .primitives.base import convert, zeros_like_aval
@@ -112,9 +113,19 @@ def jvp(f, primals, tangents, has_aux=False):
         >>> fg.jvp(fnp.sin, (0.5,), (1.0,))
         (0.479..., 0.877...)
     """
-    lin = _Linearized(f, tuple(primals), has_aux)
+    return _tiered(f, ("jvp", has_aux), lambda: _jit_jvp(f, has_aux),
+                   lambda p, t: _jvp(f, p, t, has_aux))(tuple(primals), tuple(tangents))
+
+
+def _jvp(f, primals, tangents, has_aux):
+    lin = _Linearized(f, primals, has_aux)
     res = (lin.out(), lin(*tangents))
     return res + (lin.aux(),) if has_aux else res
+
+
+def _jit_jvp(f, has_aux):
+    from .jit import jit
+    return jit(lambda p, t: _jvp(f, p, t, has_aux))
 
 
 def linearize(f, *primals):
@@ -180,6 +191,17 @@ def _avals(leaves):
 
 
 def _jacobian(f, argnums, has_aux, forward):
+    """The Jacobian function, interpreted at first and compiled once hot (funcgrad.tiering)."""
+    jac = _jacobian_interpreted(f, argnums, has_aux, forward)
+
+    def make_jit():
+        from .jit import jit
+        return jit(jac)
+    kind = ("jacfwd" if forward else "jacrev", repr(argnums), has_aux)
+    return functools.wraps(f)(_tiered(f, kind, make_jit, jac))
+
+
+def _jacobian_interpreted(f, argnums, has_aux, forward):
     @functools.wraps(f)
     def jac(*args):
         nums, single = _argnums_tuple(argnums, len(args), f)
@@ -230,12 +252,20 @@ def jacfwd(f, argnums=0, has_aux=False):
 
 
 def hessian(f, argnums=0):
-    """Hessian of a scalar function, forward-over-reverse (jacfwd of jacrev).
+    """Hessian of a scalar function, forward-over-reverse (jacfwd of jacrev); interpreted at
+    first, compiled once hot (funcgrad.tiering).
 
         >>> fg.hessian(lambda x: fnp.sum(x ** 3))(np.ones(2))
         array([[6., 0.], [0., 6.]])
     """
-    return jacfwd(jacrev(f, argnums), argnums)
+    h = _jacobian_interpreted(_jacobian_interpreted(f, argnums, False, False), argnums, False, True)
+
+    def make_jit():
+        from .jit import jit
+        return jit(h)
+    h = functools.wraps(f)(_tiered(f, ("hessian", repr(argnums)), make_jit, h))
+    h.__name__ = f"hessian_of_{_fn_name(f)}"
+    return h
 
 
 def hvp(f, primals, tangents):

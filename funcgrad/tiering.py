@@ -1,4 +1,5 @@
-"""Tiered execution: fg.grad / value_and_grad / vjp start in the interpreter and compile once hot.
+"""Tiered execution: fg.grad, value_and_grad, vjp, jvp, vmap, jacfwd, jacrev and hessian start in
+the interpreter and compile once hot.
 
 A fresh `fg.grad(f)(x)` (a new lambda in a notebook cell, a closure built inside a loop) runs
 the derived program in the NumPy interpreter: no compile wait. When the same function `f` is

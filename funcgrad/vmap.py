@@ -8,7 +8,7 @@ import functools
 
 import numpy as np
 
-from .api import _fn_name, _to_numpy
+from .api import _fn_name, _tiered, _to_numpy
 from .interpreter import eval_program
 from .ir import Aval, Traced, aval_of
 from .tracer import trace_flat
@@ -49,6 +49,7 @@ def _move(x, src, dst):
 def vmap(f, in_axes=0, out_axes=0):
     """Map f over a batch axis without a Python loop: in_axes says which axis of each argument
     is the batch (None: not batched); out_axes where the batch axis goes in the outputs.
+    Interpreted at first, compiled once hot (see funcgrad.tiering), like fg.grad.
 
         >>> fg.vmap(lambda x: fnp.dot(x, x))(np.ones((5, 3)))        # five dot products
         array([3., 3., 3., 3., 3.])
@@ -103,4 +104,10 @@ def vmap(f, in_axes=0, out_axes=0):
             res.append(_to_numpy(_move(o, 0, ax % aval_of(o).ndim)))
         return tree_unflatten(out_tree, res)
     vf.__name__ = f"vmap_of_{_fn_name(f)}"
-    return vf
+
+    def make_jit():
+        from .jit import jit
+        return jit(vf)
+    tiered = functools.wraps(f)(_tiered(f, ("vmap", repr(in_axes), repr(out_axes)), make_jit, vf))
+    tiered.__name__ = vf.__name__
+    return tiered

@@ -90,3 +90,18 @@ def test_background_compilation_answers_from_interpreter_meanwhile():
         fg.grad(f)(x)
     assert tier.hot
     np.testing.assert_allclose(fg.grad(f)(x), g0, rtol=1e-13)
+
+
+def test_hot_vmap_jvp_and_hessian_compile_and_agree():
+    policy.threshold = 2
+    f = lambda x: fnp.sum(fnp.sin(x) * x ** 2)
+    g = lambda x: fnp.sin(x) * fnp.exp(x)
+    x, t = np.linspace(-1, 1, 4), np.ones(4)
+    want = (fg.vmap(g)(np.stack([x, 2 * x])), fg.jvp(g, (x,), (t,))[1], fg.hessian(f)(x))
+    for _ in range(3):                      # new wrappers each time: counted on f and g
+        got = (fg.vmap(g)(np.stack([x, 2 * x])), fg.jvp(g, (x,), (t,))[1], fg.hessian(f)(x))
+    kinds = {k[0] for k, tier in policy._tiers[g].items() if tier.jitted is not None}
+    assert kinds == {"vmap", "jvp"}
+    assert policy._tiers[f][("hessian", "0")].jitted is not None
+    for a, b in zip(got, want):
+        np.testing.assert_allclose(a, b, rtol=1e-13)
