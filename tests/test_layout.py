@@ -75,3 +75,15 @@ def test_import_from_clean_directory(tmp_path):
     res = subprocess.run([sys.executable, "-c", "import funcgrad, sys; print('numba' in sys.modules)"],
                          cwd=tmp_path, capture_output=True, text=True)
     assert res.stdout.strip() == "False"
+
+
+def test_every_primitive_has_every_rule_or_opts_out():
+    """Each rule kind is given in the primitive's define() block or explicitly absent: the
+    derivative (vjp, or vjp_split for loops) unless differentiable=False, and a batch rule unless
+    the primitive is one of the few vmap runs example by example (test_vmap lists them)."""
+    import funcgrad  # noqa: F401  (registers the control-flow rules too)
+    from funcgrad.primitives import REGISTRY
+    for name, p in REGISTRY.items():
+        assert callable(p.impl) and callable(p.abstract), name
+        assert not p.differentiable or p.vjp is not None or p.vjp_split is not None, name
+        assert p.batch is None or callable(p.batch), name

@@ -24,12 +24,69 @@ NAMESPACE: dict[str, object] = {}   # funcgrad.numpy.<name>
 LINALG: dict[str, object] = {}      # funcgrad.numpy.linalg.<name>
 
 
-def define(name, **rules) -> Primitive:
-    """Create and register a primitive; see ir.Primitive for the rule fields."""
+_BY_KIND = object()
+
+
+def define(name, batch=_BY_KIND, **rules) -> Primitive:
+    """Create and register a primitive; see ir.Primitive for the rule fields. `batch` is a
+    rule, a BatchRule built from the primitive, or None (vmap then maps the primitive example
+    by example); by default an elementwise primitive (one with a Numba template) batches by
+    batching its operands."""
     if name in REGISTRY:
         raise ValueError(f"primitive {name!r} defined twice")
     prim = REGISTRY[name] = Primitive(name, **rules)
+    if batch is _BY_KIND:
+        batch = operands_batch() if isinstance(prim.numba, str) else None
+    prim.batch = batch.make(prim) if isinstance(batch, BatchRule) else batch
     return prim
+
+
+# ---- batch rules (vmap) ------------------------------------------------------------------------
+# rule(inputs, batched_flags, size, **params) -> outputs batched on axis 0, or NotImplemented to
+# leave the case to the example-by-example fallback (transforms/vmap.py).
+
+class BatchRule:
+    """A batch rule that binds its own primitive again: define() calls make(primitive)."""
+
+    def __init__(self, make):
+        self.make = make
+
+
+def batched(x, flag, size):
+    """x with a leading batch axis (broadcast when it has none)."""
+    if flag:
+        return x
+    a = aval_of(x)
+    return broadcast_in_dim(x, (size,) + a.shape, tuple(range(1, 1 + a.ndim)), force=True)
+
+
+def all_batched(ins, flags, size):
+    return [batched(x, f, size) for x, f in zip(ins, flags)]
+
+
+def operands_batch():
+    """Batch every operand, keep the params: elementwise primitives (broadcasts are explicit)
+    and linear algebra, which already maps over leading axes."""
+    return BatchRule(lambda prim: lambda ins, fl, size, **p: prim.bind(*all_batched(ins, fl, size), **p))
+
+
+def shifted_batch(key, fn):
+    """Batch every operand and rewrite the axis parameter `key` with fn(value, size)."""
+    def make(prim):
+        def rule(ins, fl, size, **p):
+            p = dict(p)
+            p[key] = fn(p[key], size)
+            return prim.bind(*all_batched(ins, fl, size), **p)
+        return rule
+    return BatchRule(make)
+
+
+def plus1(axes, size):
+    return tuple(a + 1 for a in axes)
+
+
+def next_axis(axis, size):
+    return axis + 1
 
 
 # Functions whose array arguments are themselves sequences of arrays; every other exported
@@ -171,8 +228,10 @@ def _bid_vjp(ct, x, *, out, shape, dims):
     return (reshape(ct, xshape),)
 
 
-broadcast_in_dim_p = define("broadcast_in_dim", impl=_bid_impl, abstract=_bid_abstract,
-                            vjp=_bid_vjp)
+broadcast_in_dim_p = define(
+    "broadcast_in_dim", impl=_bid_impl, abstract=_bid_abstract, vjp=_bid_vjp,
+    batch=BatchRule(lambda prim: lambda ins, fl, size, *, shape, dims: prim.bind(
+        ins[0], shape=(size,) + tuple(shape), dims=(0,) + tuple(d + 1 for d in dims))))
 
 
 def broadcast_in_dim(x, shape, dims, force=False):
@@ -232,7 +291,8 @@ reshape_p = define(
     "reshape",
     impl=lambda x, *, shape: np.reshape(x, shape),
     abstract=lambda a, *, shape: Aval(shape, a.dtype),
-    vjp=lambda ct, x, *, out, shape: (reshape(ct, aval_of(x).shape),))
+    vjp=lambda ct, x, *, out, shape: (reshape(ct, aval_of(x).shape),),
+    batch=shifted_batch("shape", lambda shape, size: (size,) + tuple(shape)))
 
 
 def reshape(x, shape):
@@ -255,7 +315,8 @@ transpose_p = define(
     "transpose",
     impl=lambda x, *, perm: np.transpose(x, perm),
     abstract=lambda a, *, perm: Aval(tuple(a.shape[p] for p in perm), a.dtype),
-    vjp=lambda ct, x, *, out, perm: (transpose(ct, tuple(np.argsort(perm).tolist())),))
+    vjp=lambda ct, x, *, out, perm: (transpose(ct, tuple(np.argsort(perm).tolist())),),
+    batch=shifted_batch("perm", lambda perm, size: (0,) + tuple(p + 1 for p in perm)))
 
 
 def transpose(x, perm):
@@ -275,7 +336,8 @@ reduce_sum_p = define(
     abstract=lambda a, *, axes: Aval(_reduce_shape(a.shape, axes), a.dtype),
     vjp=lambda ct, x, *, out, axes: (
         broadcast_in_dim(ct, aval_of(x).shape,
-                         tuple(i for i in range(aval_of(x).ndim) if i not in axes)),))
+                         tuple(i for i in range(aval_of(x).ndim) if i not in axes)),),
+    batch=shifted_batch("axes", plus1))
 
 
 def reduce_sum(x, axes):

@@ -52,8 +52,16 @@ def _contract_vjp(ct, a, b, *, out, spec):
     return (_operand_ct(ct, b, a, so, sb, sa), _operand_ct(ct, a, b, so, sa, sb))
 
 
+def _contract_batch(ins, fl, size, spec):
+    """A new batch letter on the batched operands and the output."""
+    sa, sb, so = spec
+    z = next(c for c in "ZYXWVUTSRQ" if c not in sa + sb + so)
+    a, b = ins
+    return contract_p.bind(a, b, spec=(z + sa if fl[0] else sa, z + sb if fl[1] else sb, z + so))
+
+
 contract_p = define("contract", impl=_contract_impl, abstract=_contract_abstract,
-                    vjp=_contract_vjp)
+                    vjp=_contract_vjp, batch=_contract_batch)
 
 
 def _common(a, b):

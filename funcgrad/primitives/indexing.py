@@ -14,7 +14,7 @@ import numpy as np
 
 from .._errors import ConcretizationError, MutationError, user_frame, where
 from ..ir import Aval, Traced, aval_of
-from .base import broadcast_to, convert, define, export, full, normalize_axes, shape_error
+from .base import batched, broadcast_to, convert, define, export, full, normalize_axes, shape_error
 
 _NEW, _ARR = ("new",), ("arr",)
 
@@ -140,8 +140,21 @@ def _gather_vjp(ct, x, *idx, out, spec):
     return (scatter_p.bind(zeros, ct, *idx, spec=spec, mode="add"),) + (None,) * len(idx)
 
 
+def _leading_index_ok(spec):
+    """A leading full slice keeps the batch axis first: advanced (array or integer) entries
+    must be adjacent, or NumPy moves their result axes to the front."""
+    adv = [k for k, s in enumerate(spec) if s[0] in ("arr", "int")]
+    return not adv or adv[-1] - adv[0] + 1 == len(adv)
+
+
+def _gather_batch(ins, fl, size, spec):
+    if any(fl[1:]) or not _leading_index_ok(spec):
+        return NotImplemented                  # batched indices: the fallback handles them
+    return gather_p.bind(ins[0], *ins[1:], spec=(("slice", None, None, None),) + spec)
+
+
 gather_p = define("gather", impl=lambda x, *idx, spec: np.asarray(x)[_build(spec, idx)],
-                  abstract=_gather_abstract, vjp=_gather_vjp)
+                  abstract=_gather_abstract, vjp=_gather_vjp, batch=_gather_batch)
 
 
 def _scatter_impl(x, u, *idx, spec, mode):
@@ -181,7 +194,15 @@ def _scatter_vjp(ct, x, u, *idx, out, spec, mode):
     return (ct * factor, gather_p.bind(ct * x, *idx, spec=spec)) + nones
 
 
-scatter_p = define("scatter", impl=_scatter_impl, abstract=_scatter_abstract, vjp=_scatter_vjp)
+def _scatter_batch(ins, fl, size, spec, mode):
+    if any(fl[2:]) or not _leading_index_ok(spec):
+        return NotImplemented
+    x, u = batched(ins[0], fl[0], size), batched(ins[1], fl[1], size)
+    return scatter_p.bind(x, u, *ins[2:], spec=(("slice", None, None, None),) + spec, mode=mode)
+
+
+scatter_p = define("scatter", impl=_scatter_impl, abstract=_scatter_abstract, vjp=_scatter_vjp,
+                   batch=_scatter_batch)
 
 
 @export("_getitem")

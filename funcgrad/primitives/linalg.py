@@ -37,7 +37,10 @@ from collections import namedtuple
 import numpy as np
 
 from ..ir import Aval, Traced, aval_of
-from .base import (broadcast_shapes, broadcast_to, convert, define, export, reshape, transpose)
+from .base import (all_batched, broadcast_shapes, broadcast_to, convert, define, export,
+                   operands_batch, reshape, transpose)
+
+STACKED = operands_batch()      # batch rule: NumPy's linalg already maps over leading axes
 from .contract import (matmul)
 from .elementwise import where
 from .indexing import getitem
@@ -140,8 +143,16 @@ def _solve_vjp(ct, a, b, *, out):
     return -matmul(gb, _mT(out)), gb
 
 
+def _solve_batch(ins, fl, size):
+    a, b = all_batched(ins, fl, size)
+    if aval_of(b).ndim == 2:                   # a vector per example: solve as a 1-column matrix
+        x = solve_p.bind(a, reshape(b, aval_of(b).shape + (1,)))
+        return reshape(x, aval_of(x).shape[:-1])
+    return solve_p.bind(a, b)
+
+
 solve_p = define("solve", impl=lambda a, b: np.asarray(np.linalg.solve(a, b)),
-                 abstract=_solve_abstract, vjp=_solve_vjp)
+                 abstract=_solve_abstract, vjp=_solve_vjp, batch=_solve_batch)
 
 
 @_public
@@ -165,7 +176,7 @@ def solve(a, b):
     return reshape(x, batch + sa[-1:]) if vec else x
 
 
-inv_p = define("inv", impl=lambda a: np.asarray(np.linalg.inv(a)), abstract=lambda a: a,
+inv_p = define("inv", batch=STACKED, impl=lambda a: np.asarray(np.linalg.inv(a)), abstract=lambda a: a,
                vjp=lambda ct, a, *, out: (-matmul(matmul(_mT(out), ct), _mT(out)),))
 
 
@@ -183,7 +194,7 @@ def _times_inv_t(c, a):
     return expand_dims(expand_dims(c, -1), -1) * _mT(inv_p.bind(a))
 
 
-det_p = define("det", impl=lambda a: np.asarray(np.linalg.det(a)),
+det_p = define("det", batch=STACKED, impl=lambda a: np.asarray(np.linalg.det(a)),
                abstract=lambda a: Aval(a.shape[:-2], a.dtype),
                vjp=lambda ct, a, *, out: (_times_inv_t(ct * out, a),))
 
@@ -198,7 +209,7 @@ def det(a):
 
 
 slogdet_p = define(     # the sign is piecewise constant: its cotangent cts[0] is dropped
-    "slogdet", impl=lambda a: tuple(np.asarray(r) for r in np.linalg.slogdet(a)),
+    "slogdet", batch=STACKED, impl=lambda a: tuple(np.asarray(r) for r in np.linalg.slogdet(a)),
     abstract=lambda a: (Aval(a.shape[:-2], a.dtype),) * 2, multiple_results=True,
     vjp=lambda cts, a, *, out: (None if cts[1] is None else _times_inv_t(cts[1], a),))
 
@@ -223,7 +234,7 @@ def _cholesky_vjp(ct, a, *, out, upper):
     return (_fold(s, "U" if upper else "L"),)
 
 
-cholesky_p = define("cholesky",
+cholesky_p = define("cholesky", batch=STACKED,
                     impl=lambda a, *, upper: np.asarray(
                         np.linalg.cholesky(a, upper=True) if upper else np.linalg.cholesky(a)),
                     abstract=lambda a, *, upper: a, vjp=_cholesky_vjp)
@@ -253,7 +264,7 @@ def _eigh_vjp(cts, a, *, out, UPLO):
     return (_fold(matmul(matmul(v, inner), _mT(v)), UPLO),)
 
 
-eigh_p = define("eigh", impl=lambda a, *, UPLO: tuple(np.linalg.eigh(a, UPLO=UPLO)),
+eigh_p = define("eigh", batch=STACKED, impl=lambda a, *, UPLO: tuple(np.linalg.eigh(a, UPLO=UPLO)),
                 abstract=lambda a, *, UPLO: (Aval(a.shape[:-1], a.dtype), a),
                 vjp=_eigh_vjp, multiple_results=True)
 
@@ -273,7 +284,7 @@ def _eigvalsh_vjp(ct, a, *, out, UPLO):
     return (_fold(matmul(_cols(v, ct), _mT(v)), UPLO),)
 
 
-eigvalsh_p = define("eigvalsh", impl=lambda a, *, UPLO: np.linalg.eigvalsh(a, UPLO=UPLO),
+eigvalsh_p = define("eigvalsh", batch=STACKED, impl=lambda a, *, UPLO: np.linalg.eigvalsh(a, UPLO=UPLO),
                     abstract=lambda a, *, UPLO: Aval(a.shape[:-1], a.dtype), vjp=_eigvalsh_vjp)
 
 
@@ -332,7 +343,7 @@ def _svd_abstract(a, *, full_matrices, hermitian):
             Aval(b + (n if full_matrices else k, n), a.dtype))
 
 
-svd_p = define("svd", impl=lambda a, *, full_matrices, hermitian: tuple(
+svd_p = define("svd", batch=STACKED, impl=lambda a, *, full_matrices, hermitian: tuple(
     np.linalg.svd(a, full_matrices=full_matrices, hermitian=hermitian)),
     abstract=_svd_abstract, vjp=_svd_vjp, multiple_results=True)
 
@@ -342,7 +353,7 @@ def _svdvals_vjp(ct, a, *, out, hermitian):
     return (_fold(matmul(_cols(u, ct), vh), "L" if hermitian else None),)
 
 
-svdvals_p = define("svdvals", impl=lambda a, *, hermitian: np.asarray(
+svdvals_p = define("svdvals", batch=STACKED, impl=lambda a, *, hermitian: np.asarray(
     np.linalg.svd(a, compute_uv=False, hermitian=hermitian)),
     abstract=lambda a, *, hermitian: Aval(a.shape[:-2] + (min(a.shape[-2:]),), a.dtype),
     vjp=_svdvals_vjp)
@@ -378,7 +389,7 @@ def _pinv_vjp(ct, a, *, out, kw, hermitian):
     return (_fold(g, "L" if hermitian else None),)
 
 
-pinv_p = define("pinv", impl=lambda a, *, kw, hermitian: np.asarray(
+pinv_p = define("pinv", batch=STACKED, impl=lambda a, *, kw, hermitian: np.asarray(
     np.linalg.pinv(a, hermitian=hermitian, **dict(kw))),
     abstract=lambda a, *, kw, hermitian: Aval(a.shape[:-2] + a.shape[:-3:-1], a.dtype),
     vjp=_pinv_vjp)

@@ -14,8 +14,9 @@ from functools import lru_cache
 import numpy as np
 
 from ..ir import Aval, Traced, aval_of
-from .base import (broadcast_in_dim, convert, define, export, full, normalize_axes, reduce_sum,
-                   reshape as _reshape, transpose as _transpose)
+from .base import (BatchRule, all_batched, broadcast_in_dim, convert, define, export, full,
+                   next_axis, normalize_axes, plus1, reduce_sum, reshape as _reshape,
+                   shifted_batch, transpose as _transpose)
 from .elementwise import equal, log, sqrt, where, exp, isfinite
 from .shape import concatenate, flip
 from .indexing import slice_axis, take_along_axis
@@ -53,9 +54,9 @@ def _minmax_vjp(ct, x, *, out, axes):
 
 
 reduce_max_p = define("reduce_max", impl=lambda x, *, axes: np.asarray(np.max(x, axis=axes)),
-                      abstract=_reduce_abstract, vjp=_minmax_vjp)
+                      abstract=_reduce_abstract, vjp=_minmax_vjp, batch=shifted_batch("axes", plus1))
 reduce_min_p = define("reduce_min", impl=lambda x, *, axes: np.asarray(np.min(x, axis=axes)),
-                      abstract=_reduce_abstract, vjp=_minmax_vjp)
+                      abstract=_reduce_abstract, vjp=_minmax_vjp, batch=shifted_batch("axes", plus1))
 
 
 def _prod_vjp(ct, x, *, out, axes):
@@ -79,7 +80,7 @@ def _prod_vjp(ct, x, *, out, axes):
 reduce_prod_p = define("reduce_prod",
                        impl=lambda x, *, axes: np.asarray(np.prod(x, axis=axes, dtype=np.asarray(x).dtype)),
                        abstract=lambda a, *, axes: Aval(_kept_shape(a.shape, axes), a.dtype),
-                       vjp=_prod_vjp)
+                       vjp=_prod_vjp, batch=shifted_batch("axes", plus1))
 
 
 @lru_cache(maxsize=256)
@@ -243,10 +244,19 @@ def _argabstract(a, *, axis):
     return Aval(shape, np.intp)
 
 
+def _arg_batch(prim):
+    def rule(ins, fl, size, axis):
+        (x,) = all_batched(ins, fl, size)
+        if axis is None:                       # over the flattened example
+            x, axis = _reshape(x, (size, -1)), 0
+        return prim.bind(x, axis=axis + 1)
+    return rule
+
+
 argmax_p = define("argmax", impl=lambda x, *, axis: np.asarray(np.argmax(x, axis=axis)),
-                  abstract=_argabstract, differentiable=False)
+                  abstract=_argabstract, differentiable=False, batch=BatchRule(_arg_batch))
 argmin_p = define("argmin", impl=lambda x, *, axis: np.asarray(np.argmin(x, axis=axis)),
-                  abstract=_argabstract, differentiable=False)
+                  abstract=_argabstract, differentiable=False, batch=BatchRule(_arg_batch))
 
 
 def _arg(prim, npfn, a, axis, keepdims):
@@ -282,9 +292,10 @@ def _cumprod_vjp(ct, x, *, out, axis):
 
 
 cumsum_p = define("cumsum", impl=lambda x, *, axis: np.cumsum(x, axis=axis, dtype=np.asarray(x).dtype),
-                  abstract=lambda a, *, axis: a, vjp=_cumsum_vjp)
+                  abstract=lambda a, *, axis: a, vjp=_cumsum_vjp, batch=shifted_batch("axis", next_axis))
 cumprod_p = define("cumprod", impl=lambda x, *, axis: np.cumprod(x, axis=axis, dtype=np.asarray(x).dtype),
-                   abstract=lambda a, *, axis: a, vjp=_cumprod_vjp)
+                   abstract=lambda a, *, axis: a, vjp=_cumprod_vjp,
+                   batch=shifted_batch("axis", next_axis))
 
 
 def _cumulative(prim, npfn, a, axis, dtype):
@@ -317,7 +328,8 @@ def cumprod(a, axis=None, dtype=None, out=None):
 
 
 argsort_p = define("argsort", impl=lambda x, *, axis: np.argsort(x, axis=axis, kind="stable"),
-                   abstract=lambda a, *, axis: Aval(a.shape, np.intp), differentiable=False)
+                   abstract=lambda a, *, axis: Aval(a.shape, np.intp), differentiable=False,
+                   batch=shifted_batch("axis", next_axis))
 
 
 @export()

@@ -18,7 +18,7 @@ import numpy as np
 
 from .._errors import ConcretizationError, MutationError, user_frame, where
 from ..ir import Aval, Traced, aval_of
-from .base import (broadcast_to as _broadcast_to, convert, define, export, normalize_axes, reshape as _reshape, shape_error, transpose as _transpose)
+from .base import (broadcast_to as _broadcast_to, convert, define, export, next_axis, normalize_axes, plus1, reshape as _reshape, shape_error, shifted_batch, transpose as _transpose)
 
 
 # ---- helpers ------------------------------------------------------------------------------
@@ -397,7 +397,8 @@ def _concat_vjp(ct, *xs, out, axis):
 
 
 concatenate_p = define("concatenate", impl=lambda *xs, axis: np.concatenate(xs, axis=axis),
-                       abstract=_concat_abstract, vjp=_concat_vjp)
+                       abstract=_concat_abstract, vjp=_concat_vjp,
+                       batch=shifted_batch("axis", next_axis))
 
 
 def _no_out(name, out):
@@ -580,7 +581,8 @@ def block(arrays):
 
 rev_p = define("rev", impl=lambda x, *, axes: np.flip(x, axes),
                abstract=lambda a, *, axes: a,
-               vjp=lambda ct, x, *, out, axes: (rev_p.bind(ct, axes=axes),))
+               vjp=lambda ct, x, *, out, axes: (rev_p.bind(ct, axes=axes),),
+               batch=shifted_batch("axes", plus1))
 
 
 @export()

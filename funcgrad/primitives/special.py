@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .base import define, full
+from .base import BatchRule, batched, define, full
 
 stop_gradient_p = define(
     "stop_gradient", impl=lambda x: x, abstract=lambda a: a, differentiable=False, numba="{0}",
@@ -66,6 +66,8 @@ def _barrier_abstract(x, after, *, key):
 remat_barrier_p = define(
     "remat_barrier", impl=lambda x, after, *, key: x, abstract=_barrier_abstract,
     vjp=lambda ct, x, after, *, out, key: (ct, None),
+    batch=BatchRule(lambda prim: lambda ins, fl, size, *, key: prim.bind(
+        batched(ins[0], fl[0], size), ins[1], key=key)),
     doc="Identity on x that is ordered after `after` and never merged with another equation: "
         "recomputation for checkpointing happens in the backward pass, not the forward.")
 
