@@ -12,7 +12,7 @@ import functools
 import numpy as np
 
 from .api import (_Args, _argnums_tuple, _fn_name, _split_out_aux, _tiered, _to_numpy,
-                  _trace_call, vjp)
+                  _trace_call)
 from .interpreter import eval_program
 from .ir import Lit, Program, Traced, aval_of
 from .primitives.base import convert, zeros_like_aval
@@ -74,16 +74,10 @@ class _Linearized:
         """The Jacobian, block per (output leaf, input leaf), from one batched (vmapped)
         tangent program applied to every one-hot tangent at once."""
         sizes = [a.size for a in in_avals]
-        n = sum(sizes)
+        n, basis = _one_hot_rows(in_avals)
         if n == 0:
             return [[np.zeros(oa.shape + a.shape, oa.dtype) for a in in_avals]
                     for oa in self.out_avals[:self.n_main]]
-        basis, start = [], 0
-        for a, size in zip(in_avals, sizes):
-            eye = np.zeros((n, size), a.dtype)
-            eye[start:start + size] = np.eye(size, dtype=a.dtype)
-            basis.append(eye.reshape((n,) + a.shape))
-            start += size
         n_res = len(self.residuals)
         batched = vmap_program(self.lin, [False] * n_res + [True] * len(basis), n)
         tans = iter(eval_program(batched, *self.residuals, *basis))
@@ -148,35 +142,9 @@ def _select(f, args, nums):
     return g
 
 
-def _basis(avals):
-    """One-hot pytrees: for each leaf and each of its elements, (leaf index, flat index, leaves)."""
-    for i, av in enumerate(avals):
-        for k in range(av.size):
-            leaves = [np.zeros(a.shape, a.dtype) for a in avals]
-            leaves[i].reshape(-1)[k] = 1
-            yield i, k, leaves
-
-
-def _assemble(out_avals, in_avals, columns):
-    """columns[(o, k)] -> input cotangent leaves of output element k of leaf o: J blocks of
-    shape out.shape + in.shape per (output leaf, input leaf)."""
-    return [[_stack([columns[(o, k)][i] for k in range(oa.size)], oa.shape + ia.shape)
-             for i, ia in enumerate(in_avals)] for o, oa in enumerate(out_avals)]
-
-
 def _reshape(x, shape):
     from .numpy import reshape
     return reshape(x, shape) if isinstance(x, Traced) else np.asarray(x).reshape(shape)
-
-
-def _stack(parts, shape):
-    from .numpy import reshape, stack
-    if not parts:
-        return np.zeros(shape)
-    if any(isinstance(p, Traced) for p in parts):
-        return reshape(stack(parts), shape)
-    out = np.stack([np.asarray(p) for p in parts]).reshape(shape)
-    return out[()] if out.ndim == 0 else out
 
 
 def _moveaxes(x, n_in, n_out):
@@ -188,6 +156,49 @@ def _moveaxes(x, n_in, n_out):
 
 def _avals(leaves):
     return [aval_of(x if isinstance(x, Traced) else np.asarray(x)) for x in leaves]
+
+
+def _one_hot_rows(avals):
+    """Per aval, a (n, *shape) stack of one-hot arrays, n the total size: row r is 1 at the
+    r-th element counted across all avals."""
+    n = sum(a.size for a in avals)
+    rows, start = [], 0
+    for a in avals:
+        eye = np.zeros((n, a.size), a.dtype)
+        eye[start:start + a.size] = np.eye(a.size, dtype=a.dtype)
+        rows.append(eye.reshape((n,) + a.shape))
+        start += a.size
+    return n, rows
+
+
+def _reverse_blocks(g, sel, has_aux, in_avals):
+    """Reverse-mode Jacobian blocks [out leaf][in leaf] (out.shape + in.shape), from one
+    batched (vmapped) backward program applied to every one-hot output cotangent at once."""
+    from .api import VjpPlan
+    plan = VjpPlan(g, tuple(sel), has_aux)
+    res = eval_program(plan.fwd, *plan.consts, *plan.args.dyn_vals)
+    outs, residuals = res[:plan.n_out], res[plan.n_out:]
+    out_leaves = [o if isinstance(o, Traced) else _to_numpy(o) for o in outs[:plan.n_main]]
+    out = tree_unflatten(plan.main_tree, out_leaves)
+    aux = (tree_unflatten(plan.aux_tree, [o if isinstance(o, Traced) else _to_numpy(o)
+                                          for o in outs[plan.n_main:]]) if has_aux else None)
+    float_avals = [a for a in plan.out_avals if a.is_float]
+    n, rows = _one_hot_rows(float_avals)
+    if n:
+        batched = vmap_program(plan.bwd, [False] * len(residuals) + [True] * len(rows), n)
+        grads = eval_program(batched, *residuals, *rows)        # (n, *in.shape) per input leaf
+    blocks, start = [], 0
+    for oa in plan.out_avals:
+        if not oa.is_float:
+            blocks.append([np.zeros(oa.shape + a.shape, a.dtype) for a in in_avals])
+            continue
+        row = []
+        for gr, a in zip(grads, in_avals):
+            part = _reshape(gr[start:start + oa.size], oa.shape + a.shape)
+            row.append(part if isinstance(part, Traced) else _to_numpy(np.asarray(part, a.dtype)))
+        blocks.append(row)
+        start += oa.size
+    return out, aux, plan.main_tree, blocks
 
 
 def _jacobian(f, argnums, has_aux, forward):
@@ -212,15 +223,10 @@ def _jacobian_interpreted(f, argnums, has_aux, forward):
         if forward:
             lin = _Linearized(g, sel, has_aux)
             out, aux = lin.out(), (lin.aux() if has_aux else None)
-            out_leaves, out_tree = tree_flatten(out)
+            out_tree = tree_flatten(out)[1]
             blocks = lin.jacobian_blocks(in_avals)
         else:
-            res = vjp(g, *sel, has_aux=has_aux)
-            out, f_vjp, aux = (res if has_aux else res + (None,))
-            out_leaves, out_tree = tree_flatten(out)
-            columns = {(o, k): tree_flatten(f_vjp(tree_unflatten(out_tree, leaves)))[0]
-                       for o, k, leaves in _basis(_avals(out_leaves))}
-            blocks = _assemble(_avals(out_leaves), in_avals, columns)
+            out, aux, out_tree, blocks = _reverse_blocks(g, sel, has_aux, in_avals)
         per_out = [tree_unflatten(sel_tree, row) for row in blocks]
         result = tree_unflatten(out_tree, [r[0] if single else r for r in per_out])
         return (result, aux) if has_aux else result
@@ -228,7 +234,8 @@ def _jacobian_interpreted(f, argnums, has_aux, forward):
 
 
 def jacrev(f, argnums=0, has_aux=False):
-    """Jacobian by reverse mode (one backward pass per output element): best for few outputs.
+    """Jacobian by reverse mode (the backward pass batched over every output element): best
+    for few outputs.
     Each output leaf of shape S_o gets, per differentiated argument leaf of shape S_a, an
     array of shape S_o + S_a.
 
@@ -241,7 +248,8 @@ def jacrev(f, argnums=0, has_aux=False):
 
 
 def jacfwd(f, argnums=0, has_aux=False):
-    """Jacobian by forward mode (one tangent pass per input element): best for few inputs.
+    """Jacobian by forward mode (the tangent pass batched over every input element): best for
+    few inputs.
 
         >>> fg.jacfwd(lambda x: fnp.sin(x) * x)(np.ones(3)).shape
         (3, 3)
