@@ -271,3 +271,52 @@ def test_unrolled_python_loop_warns_when_large():
         return x
     with pytest.warns(UserWarning, match="fg.fori_loop"):
         fg.make_ir(f)(1.0)
+
+
+# ---- found in review -------------------------------------------------------------------------
+
+def test_compiled_reverse_mode_of_while_with_repeated_subexpressions():
+    """Simplification merges equal residuals of the body; the backward loop binds its inputs
+    by position."""
+    g = lambda x: fg.while_loop(lambda c: c[0] < 3, lambda c: (
+        c[0] + 1, fnp.exp(c[1] * 0.5) * fnp.exp(c[1] * 0.5)), (0, x))[1]
+    assert np.isclose(fg.jit(fg.grad(g))(0.3), fg.grad(g)(0.3), rtol=1e-13)
+    p = np.array([1.3, 0.4])
+    for k in (None, 2):
+        f = lambda p: fg.while_loop(lambda c: c[0] < 4, lambda c: (c[0] + 1, fnp.sin(c[1]) * p[0]),
+                                    (0, p[1]), checkpoint=k)[1]
+        np.testing.assert_allclose(fg.jit(fg.hessian(f))(p), fg.hessian(f)(p), rtol=1e-12)
+
+
+def test_compiled_updates_never_write_into_a_loops_initial_value():
+    x = np.arange(5.0)
+
+    def f(x):
+        y = fg.while_loop(lambda c: fnp.sum(c) < 0, lambda c: c * 2, x)    # zero trips: y is x
+        c, _ = fg.scan(lambda c, v: (c, v), x, x)                          # passes x through
+        return y.at[0].set(100.0) + c.at[1].add(5.0), x
+    out, same = fg.jit(f)(x)
+    assert np.array_equal(x, np.arange(5.0)) and np.array_equal(same, x)
+    np.testing.assert_array_equal(out, evaluate(f, x)[0])
+
+
+def test_fallback_numpy_calls_inside_loops_and_branches_compile():
+    A = np.array([[4.0, 1.0], [1.0, 3.0]])
+
+    def f(p, b):
+        x = fg.cond(p > 0, lambda b: fnp.linalg.solve(A, b), lambda b: b, b)
+        y = fg.while_loop(lambda c: c[1] < 2, lambda c: (fnp.linalg.solve(A, c[0]) + 1.0, c[1] + 1),
+                          (x, 0))[0]
+        return fnp.sum(fnp.linalg.solve(A * 2.0, y))
+    b = np.array([1.0, 2.0])
+    v, g = fg.jit(fg.value_and_grad(f, argnums=1))(1.0, b)
+    v0, g0 = fg.value_and_grad(f, argnums=1)(1.0, b)
+    assert np.isclose(v, v0, rtol=1e-14) and np.allclose(g, g0, rtol=1e-13)
+
+
+def test_second_order_through_a_float32_while_loop_stays_float32():
+    w = lambda x: fg.while_loop(lambda c: c[0] < 4, lambda c: (c[0] + 1, c[1] * c[1] * 0.5), (0, x))[1]
+    x = np.float32(0.7)
+    for h in (fg.grad(fg.grad(w)), fg.jit(fg.grad(fg.grad(w)))):
+        got = h(x)
+        assert got.dtype == np.float32 and np.isclose(got, 4.9674527e-05, rtol=1e-5)

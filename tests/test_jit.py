@@ -178,3 +178,9 @@ def test_numba_failure_names_the_equation_and_user_line(monkeypatch):
         return fnp.flip(x) * 3.0
     with pytest.raises(fg.FuncgradError, match=r"no_such_function.*# rev.*test_jit\.py:\d+.*disable_jit"):
         fg.jit(flipped)(np.arange(4.0))
+
+
+def test_update_of_a_reshaped_input_does_not_write_into_the_input():
+    x = np.arange(6.0)
+    out = fg.jit(lambda x: x.reshape(2, 3).at[0, 0].set(100.0))(x)
+    assert out[0, 0] == 100.0 and np.array_equal(x, np.arange(6.0))

@@ -165,7 +165,8 @@ def _while_grad_vjp(cts, *ins, out, cond, body, fwd, bwd, n_cc, n_bc, n_carry, r
     wrt = ([False] * (n_k + n_cc) + [_is_float(v) for v in body.in_vars[:n_bc]]
            + float_carry + [True] * len(ctf))
     joint = vjp_program(prog, wrt, [True])
-    grads = iter(eval_program(joint, *consts, *ins, np.float64(1.0))[1:])
+    seed = np.ones((), prog.out_avals[0].dtype)
+    grads = iter(eval_program(joint, *consts, *ins, seed)[1:])
     return [None] * n_cc + [next(grads) if w_ else None for w_ in wrt[n_k + n_cc:]]
 
 

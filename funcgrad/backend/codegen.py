@@ -109,6 +109,11 @@ class Source:
         self.lines.append("    " * self.depth + line)
 
 
+# Primitives whose generated code always allocates a new array for their result (elementwise
+# ones, in loops, too): an update may take such a result over instead of copying it.
+FRESH = {"broadcast_in_dim", "transpose", "scatter", "contract", "concatenate", "reduce_sum",
+         "reduce_max", "reduce_min"}
+
 PARALLEL_MIN_SIZE = 1 << 15   # smaller loops are not worth starting threads for
 
 
@@ -121,8 +126,9 @@ class Generator:
         self.consts: list = []          # non-scalar literals, passed as extra arguments
         self.const_names: dict[int, str] = {}
         self.impls: dict[str, object] = {}   # objmode helpers, by name
+        self.helpers: list[str] = []         # source of helper functions placed before the kernel
         self.src = Source()
-        self.uses, self.inputs = {}, set()
+        self.uses, self.inputs, self.producer = {}, set(), {}
         self._scan(prog)
         self.nested = 0                 # > 0 while emitting a loop body or branch
         self.dim_names = {}
@@ -136,8 +142,17 @@ class Generator:
             self.uses[k] = self.uses.get(k, 0) + n
         self.inputs.update(v.id for v in prog.in_vars)
         for e in prog.eqns:
+            self.producer.update((v.id, e.prim) for v in e.outputs)
             for sub in sub_programs(e.params):
                 self._scan(sub)
+
+    def owns(self, x):
+        """x is an array this kernel allocated and reads nowhere else, so an update may write
+        into it. Inputs, loop carries, and results that may be views of another array (a reshape,
+        a loop's output that is its initial value, an alias) are copied first."""
+        p = self.producer.get(x.id) if isinstance(x, Var) else None
+        return (p is not None and (isinstance(p.numba, str) or p.name in FRESH)
+                and self.uses.get(x.id) == 1 and x.id not in self.inputs)
 
     # -- atoms ----------------------------------------------------------------------------------
     def name(self, v):
@@ -182,7 +197,7 @@ class Generator:
         body.emit("return (" + "".join(o + ", " for o in outs) + ")")
         args = [self.names[v.id] for v in self.prog.in_vars] + [f"const{i}" for i in range(len(self.consts))]
         header = f"def {self.fn_name}({', '.join(args)}):"
-        return "\n".join([header] + body.lines) + "\n"
+        return "\n".join(self.helpers + [header] + body.lines) + "\n"
 
     def statement(self, e):
         outs = [self.names[v.id] for v in e.outputs]
@@ -210,7 +225,20 @@ class Generator:
         used = [self.uses.get(v.id, 0) > 0 for v in e.outputs]
         types = ", ".join(f"{o}='{numba_type(v.aval)}'" for o, v, u in zip(outs, e.outputs, used) if u)
         target = ", ".join(o if u else "_" for o, u in zip(outs, used)) + ("," if len(outs) == 1 else "")
-        return [f"with numba.objmode({types}):", f"    {target} = {helper}({', '.join(ins)})"]
+        block = [f"with numba.objmode({types}):", f"    {target} = {helper}({', '.join(ins)})"]
+        if not self.nested:
+            return block
+        # Inside a loop or branch, an objmode block can break Numba's code generation
+        # ("Instruction does not dominate all uses", numba#9574): give it a function of its own.
+        fn = f"_om{len(self.helpers)}_{e.prim.name}"
+        params = [f"p{k}" for k in range(len(ins))]
+        block = [f"with numba.objmode({types}):",
+                 f"    {target} = {helper}({', '.join(params)})"]
+        got = [o for o, u in zip(outs, used) if u]
+        self.helpers += (["@numba.njit(error_model='numpy')", f"def {fn}({', '.join(params)}):"]
+                         + ["    " + line for line in block]
+                         + [f"    return ({''.join(o + ', ' for o in got)})", ""])
+        return [f"({''.join(o + ', ' for o in got)}) = {fn}({', '.join(ins)})"]
 
 
 def objmode_call(prim, params, avals):
@@ -346,7 +374,7 @@ class LoopEmitter:
         """x.at[slices] op= u inside the loop: copy x once (or take it over when this is its
         only use, e.g. the buffer of an earlier scatter-add of the same loop)."""
         x, u = e.inputs[0], e.inputs[1]
-        own = isinstance(x, Var) and self.gen.uses.get(x.id) == 1 and x.id not in self.gen.inputs
+        own = self.gen.owns(x)
         pre.append(f"{oname} = {self.gen.name(x)}" + ("" if own or x.aval.ndim == 0 else ".copy()"))
         pos = slice_positions(e.params["spec"], x.aval.shape, self.idx)
         op = {"add": "+=", "set": "=", "mul": "*="}[e.params["mode"]]

@@ -171,18 +171,24 @@ def emit_while_grad(gen, outs, ins, e):
             src.emit(f"{t}[{pre}_i] = {gen.name(r)}")
         gen.assign(carry, _atoms(gen, fwd.outs[:n]))
         src.depth -= 1
-    _sweep(gen, bwd, taped, acc, cts, len(residuals), steps, pre)
+    _sweep(gen, bwd, taped, acc, cts, p["res_src"], f_in[:n_bc], steps, pre)
     if every:
         src.depth -= 1
 
 
-def _sweep(gen, bwd, taped, acc, cts, n_res, steps, pre):
+def _sweep(gen, bwd, taped, acc, cts, res_src, consts, steps, pre):
+    """The backward loop. bwd's residual inputs are bound by position (simplification may have
+    merged equal residuals of fwd, so they need not be fwd's output variables)."""
     src = gen.src
     b_in = _names(gen, bwd.in_vars)
+    n_res = len(res_src)
+    gen.assign([b for b, s in zip(b_in, res_src) if s >= 0], [consts[s] for s in res_src if s >= 0])
     src.emit(f"for {pre}_k in range({steps} - 1, -1, -1):")
     src.depth += 1
-    for t, r in taped:
-        src.emit(f"{gen.names[r.id]} = {t}[{pre}_k]")
+    tapes = iter(t for t, _ in taped)
+    for b, s in zip(b_in, res_src):
+        if s < 0:
+            src.emit(f"{b} = {next(tapes)}[{pre}_k]")
     gen.assign(b_in[n_res:], cts)
     gen.emit_program(bwd)
     for a, g in zip(acc, bwd.outs[:len(acc)]):
