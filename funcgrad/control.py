@@ -182,17 +182,43 @@ def _trace_sub(fn, avals, name):
     return prog, consts, box["tree"], box["paths"]
 
 
-def _check_carry(what, name, init_tree, out_tree, paths, in_avals, out_avals):
+def _check_carry(what, name, init_tree, out_tree, paths, in_avals, out_avals, kind="carry"):
+    """Raise CarryTypeError naming the first leaf whose structure, shape or dtype differs.
+    kind="carry": a loop body against its init; kind="output": a branch against the others."""
     if out_tree != init_tree:
+        ref = "init" if kind == "carry" else "the other branches"
         raise CarryTypeError(
-            f"{what}: {name} must return a carry with the structure of init: it returned "
-            f"{out_tree!r}, init is {init_tree!r}{where(user_frame())}")
+            f"{what}: {name} must return {'a carry' if kind == 'carry' else 'outputs'} with the "
+            f"structure of {ref}: it returned {out_tree!r}, {ref}: {init_tree!r}"
+            f"{where(user_frame())}")
     for p, a, b in zip(paths, in_avals, out_avals):
-        if a.shape != b.shape or a.dtype != b.dtype:
-            raise CarryTypeError(
-                f"{what}: {name} changes the carry leaf {keystr('carry', p)} from {a} to {b}"
-                f"{where(user_frame())}. A loop carry keeps its shape and dtype; convert "
-                f"explicitly (e.g. x.astype(...)) or give init the type the body produces.")
+        if a.shape == b.shape and a.dtype == b.dtype:
+            continue
+        if kind == "carry":
+            msg = (f"{name} changes the carry leaf {keystr('carry', p)} from {a} to {b}"
+                   f"{where(user_frame())}. A loop carry keeps its shape and dtype; convert "
+                   "explicitly (e.g. x.astype(...)) or give init the type the body produces.")
+        else:
+            msg = (f"{name} returns the output leaf {keystr('output', p)} as {b}, the other "
+                   f"branches as {a}{where(user_frame())}. Every branch returns the same shapes "
+                   "and dtypes; convert explicitly (e.g. x.astype(...)).")
+        raise CarryTypeError(f"{what}: {msg}")
+
+
+def _conform(what, name, out, like):
+    """A loop body's result checked against the carry it replaces (pytrees of tracers/values);
+    weakly typed leaves (Python numbers) take the carry's dtype."""
+    with_paths, out_tree = tree_flatten_with_path(out)
+    like_leaves, like_tree = tree_flatten(like)
+    paths = [p for p, _ in with_paths]
+    outs = [_as_array(v) for _, v in with_paths]
+    if out_tree == like_tree:
+        outs = [convert(o, aval_of(c).dtype) if aval_of(o).shape == aval_of(c).shape
+                and aval_of(o).dtype != aval_of(c).dtype and (aval_of(o).weak or not isinstance(o, Traced))
+                else o for o, c in zip(outs, like_leaves)]
+    _check_carry(what, name, like_tree, out_tree, paths, [_strong(aval_of(c)) for c in like_leaves],
+                 [_strong(aval_of(o)) for o in outs])
+    return tree_unflatten(out_tree, outs)
 
 
 def _fit_carry(prog, n_consts, avals):
@@ -251,7 +277,7 @@ def while_loop(cond_fun, body_fun, init_val, checkpoint=None):
     init, tree = _leaves(init_val, "init_val")
     avals = [_strong(aval_of(v)) for v in init]
     unflat = lambda *c: tree_unflatten(tree, list(c))
-    cond_prog, cond_consts, ctree, _ = _trace_sub(lambda *c: cond_fun(unflat(*c)), avals, "cond_fun")
+    cond_prog, cond_consts, _, _ = _trace_sub(lambda *c: cond_fun(unflat(*c)), avals, "cond_fun")
     pa = cond_prog.out_avals
     if len(pa) != 1 or pa[0].shape != () or pa[0].dtype != np.bool_:
         got = pa[0] if len(pa) == 1 else f"{len(pa)} values"
@@ -362,51 +388,60 @@ def fori_loop(lower, upper, body_fun, init_val, checkpoint=None):
         >>> fg.fori_loop(0, 5, lambda i, x: x * 2.0, 1.0)
         32.0
     """
+    def step(c):
+        return c[0] + 1, _conform("fg.fori_loop", "body_fun", body_fun(c[0], c[1]), c[1])
     if not isinstance(lower, Traced) and not isinstance(upper, Traced):
         lo, hi = int(lower), int(upper)
-        (_, val), _ = scan(lambda c, _: ((c[0] + 1, body_fun(c[0], c[1])), None),
-                           (np.int64(lo), init_val), None, length=max(hi - lo, 0),
-                           checkpoint=checkpoint)
+        (_, val), _ = scan(lambda c, _: (step(c), None), (np.int64(lo), init_val), None,
+                           length=max(hi - lo, 0), checkpoint=checkpoint)
         return val
     lo = _as_array(lower)
-    _, val = while_loop(lambda c: c[0] < upper, lambda c: (c[0] + 1, body_fun(c[0], c[1])),
-                        (lo, init_val), checkpoint=checkpoint)
+    _, val = while_loop(lambda c: c[0] < upper, step, (lo, init_val), checkpoint=checkpoint)
     return val
 
 
 def switch(index, branches, *operands):
     """`branches[index](*operands)`, index clamped to [0, len(branches) - 1]; only the chosen
-    branch runs. Every branch returns the same structure, shapes and dtypes.
+    branch runs. Every branch returns the same structure, shapes and dtypes (a Python number
+    takes the dtype the other branches give that output).
 
         >>> fg.switch(1, [lambda x: x, lambda x: 2 * x, lambda x: 3 * x], 5.0)
         10.0
     """
     branches = list(branches)
+    return _switch(index, branches, operands, [f"branch {k}" for k in range(len(branches))],
+                   "fg.switch")
+
+
+def _switch(index, branches, operands, names, what):
     if not branches:
-        raise ValueError("fg.switch: branches is empty")
+        raise ValueError(f"{what}: branches is empty")
     if not isinstance(index, Traced):
         k = int(np.clip(int(index), 0, len(branches) - 1))
         return branches[k](*operands)
     ops, tree = _leaves(list(operands), "operands")
     avals = [aval_of(v) for v in ops]
-    traced = []
-    for k, br in enumerate(branches):
-        traced.append(_trace_sub(lambda *o, br=br: br(*tree_unflatten(tree, list(o))), avals,
-                                 f"branch {k}"))
+    traced = [_trace_sub(lambda *o, br=br: br(*tree_unflatten(tree, list(o))), avals, name)
+              for br, name in zip(branches, names)]
     t0, paths0 = traced[0][2], traced[0][3]
-    outs0 = [_strong(a) for a in traced[0][0].out_avals]
-    for k, (prog, _, t, paths) in enumerate(traced[1:], 1):
-        _check_carry("fg.cond/switch", f"branch {k}", t0, t, paths0,
-                     outs0, [_strong(a) for a in prog.out_avals])
+    for (prog, _, t, _), name in zip(traced[1:], names[1:]):
+        _check_carry(what, name, t0, t, [], [], [], kind="output")
+    # each output's dtype: that of the first branch returning it as a typed value (not a
+    # Python number), so `lambda x: 0.0` fits a float32 branch
+    firm = lambda o: not (o.aval.weak or isinstance(o, Lit))
+    targets = [_strong(next((p.outs[j].aval for p, *_ in traced if firm(p.outs[j])),
+                            traced[0][0].outs[j].aval)) for j in range(len(traced[0][0].outs))]
     # every branch takes every branch's captured constants, then the operands
     all_consts = [c for _, consts, _, _ in traced for c in consts]
     progs, offset = [], 0
-    for prog, consts, _, _ in traced:
+    for (prog, consts, _, _), name in zip(traced, names):
         nc = len(consts)
         const_vars, op_vars = prog.in_vars[:nc], prog.in_vars[nc:]
         ins = [Var(aval_of(c)) for c in all_consts]
         ins[offset:offset + nc] = const_vars
-        fixed = _fit_carry(Program(ins + op_vars, prog.eqns, prog.outs), 0, outs0)
+        fixed = _fit_carry(Program(ins + op_vars, prog.eqns, prog.outs), 0, targets)
+        _check_carry(what, name, t0, t0, paths0, targets, [_strong(a) for a in fixed.out_avals],
+                     kind="output")
         progs.append(fixed)
         offset += nc
     idx = convert(index, np.int64)
@@ -427,4 +462,5 @@ def cond(pred, true_fun, false_fun, *operands):
     if a.shape != ():
         raise CarryTypeError(f"fg.cond: pred must be a scalar, got {a}{where(user_frame())}; "
                              "use fnp.where for elementwise selection")
-    return switch(pred if a.dtype == np.bool_ else pred != 0, [false_fun, true_fun], *operands)
+    return _switch(pred if a.dtype == np.bool_ else pred != 0, [false_fun, true_fun], operands,
+                   ["false_fun", "true_fun"], "fg.cond")

@@ -242,10 +242,23 @@ def test_carry_type_errors_name_the_leaf():
         fg.fori_loop(0, 2, lambda i, c: c * 1.5, 1)
     with pytest.raises(fg.CarryTypeError, match="boolean scalar"):
         fg.while_loop(lambda c: c, lambda c: c + 1.0, 0.0)
-    with pytest.raises(fg.CarryTypeError, match="branch 1"):
+    with pytest.raises(fg.CarryTypeError, match=r"fg.cond: true_fun returns the output leaf"):
         fg.grad(lambda x: fg.cond(x > 0, lambda x: x, lambda x: fnp.stack([x, x]), x))(1.0)
+    with pytest.raises(fg.CarryTypeError, match=r"fg.fori_loop: body_fun changes the carry leaf carry\[0\]"):
+        fg.grad(lambda x: fg.fori_loop(0, 3, lambda i, c: (c[0] + 0.5, c[1]), (0, x))[1])(1.0)
+    with pytest.raises(fg.CarryTypeError, match=r"fg.switch: branch 2"):
+        fg.grad(lambda x: fg.switch(fnp.argmax(fnp.stack([x, -x])), [
+            lambda x: x, lambda x: 2 * x, lambda x: fnp.stack([x, x])], x))(1.0)
     with pytest.raises(fg.CarryTypeError, match="pair"):
         fg.scan(lambda c, x: c, 0.0, np.ones(2))
+
+
+def test_python_numbers_returned_by_branches_and_bodies_take_the_other_dtype():
+    x32 = np.float32(0.5)
+    f = lambda p, x: fg.cond(p > 0, lambda x: 0.0, lambda x: x, x)
+    for p in (np.float64(1.0), np.float64(-1.0)):      # traced predicate: both branches traced
+        assert evaluate(f, p, x32).dtype == np.float32 and fg.jit(f)(p, x32).dtype == np.float32
+    assert fg.fori_loop(0, 3, lambda i, c: c * 0 + 1.0, np.float32(2.0)).dtype == np.float32
 
 
 def test_python_control_flow_on_traced_value_points_to_these_functions():

@@ -22,12 +22,12 @@ import numpy as np
 
 from ..control import _split, cond_p, scan_p, while_grad_p, while_p
 from ..interpreter import eval_program
-from ..ir import Aval, Lit, Program, Var, aval_of, bind_staged
-from ..primitives.base import NAMESPACE, broadcast_in_dim, convert, zeros_like_aval
+from ..ir import Aval, Program, Var, aval_of, bind_staged
+from ..primitives.base import NAMESPACE, broadcast_in_dim, zeros_like_aval
 from ..tracer import trace_flat
 from .jvp import jvp_program
 from .vjp import active_vars, split_program, vjp_program
-from .vmap import move_to_front, vmap_program
+from .vmap import vmap_program
 
 __all__ = []
 
@@ -145,7 +145,7 @@ def _while_grad_vjp(cts, *ins, out, cond, body, fwd, bwd, n_cc, n_bc, n_carry, r
     outputs: the cotangent of ct is J w (forward mode through the loop), and that of x is the
     gradient of <ct, J(x) w>, reverse mode through the forward-mode loop. Both are loops again,
     so every order of derivative stays a loop."""
-    cc, bc, init, ctf = _split(ins, n_cc, n_bc, n_carry)
+    ctf = _split(ins, n_cc, n_bc, n_carry)[3]
     w = iter([c if c is not None else _zeros_for(o) for c, o in zip(cts, out)])
     t_bc = [next(w) if a else None for a in act_bc]
     t_init = [next(w) if a else None for a in act_carry]
@@ -256,7 +256,7 @@ def _scan_jvp(primals, tangents, *, body, length, reverse, n_c, n_carry):
     fc = [_is_float(v) for v in body.in_vars[n_c:n_c + n]]
     wx = [t is not None for t in txs]
     jb = jvp_program(body, wc + fc + wx)
-    k, m, kx = sum(wc), sum(fc), sum(wx)
+    k, m = sum(wc), sum(fc)
     ins, base = jb.in_vars, n_c + n + n_x
     ins = (ins[:n_c] + ins[base:base + k] + ins[n_c:n_c + n] + ins[base + k:base + k + m]
            + ins[n_c + n:base] + ins[base + k + m:])
@@ -277,7 +277,7 @@ def _scan_jvp(primals, tangents, *, body, length, reverse, n_c, n_carry):
 
 
 def _scan_split(ins, flags, *, body, length, reverse, n_c, n_carry):
-    c, init, xs = _split(ins, n_c, n_carry)
+    c, _, xs = _split(ins, n_c, n_carry)
     f_c, f_init, f_xs = _split(flags, n_c, n_carry)
     n, n_x, n_y = n_carry, len(xs), len(body.outs) - n_carry
     c_act = [f and _is_float(v) for f, v in zip(f_c, body.in_vars[:n_c])]

@@ -21,7 +21,7 @@ import numpy as np
 
 from .. import ir
 from ..control import scan_p, while_p
-from ..ir import Aval, Lit, Program, Var
+from ..ir import Aval, Lit, Program
 from ..primitives.base import NAMESPACE, REGISTRY
 from ..tracer import trace_flat
 
