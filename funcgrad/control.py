@@ -388,8 +388,9 @@ def fori_loop(lower, upper, body_fun, init_val, checkpoint=None):
         >>> fg.fori_loop(0, 5, lambda i, x: x * 2.0, 1.0)
         32.0
     """
-    def step(c):
-        return c[0] + 1, _conform("fg.fori_loop", "body_fun", body_fun(c[0], c[1]), c[1])
+    def step(c):    # the counter promotes like a Python int: `c + i` keeps an int32 carry int32
+        i = convert(c[0], np.int64, weak=True)
+        return c[0] + 1, _conform("fg.fori_loop", "body_fun", body_fun(i, c[1]), c[1])
     if not isinstance(lower, Traced) and not isinstance(upper, Traced):
         lo, hi = int(lower), int(upper)
         (_, val), _ = scan(lambda c, _: (step(c), None), (np.int64(lo), init_val), None,

@@ -333,3 +333,16 @@ def test_second_order_through_a_float32_while_loop_stays_float32():
     for h in (fg.grad(fg.grad(w)), fg.jit(fg.grad(fg.grad(w)))):
         got = h(x)
         assert got.dtype == np.float32 and np.isclose(got, 4.9674527e-05, rtol=1e-5)
+
+
+def test_fori_loop_counter_promotes_like_a_python_int():
+    f = lambda x: fg.fori_loop(0, 5, lambda i, c: c * 3 + i, x)
+    x = np.array([1, 2, 3], np.int32)
+    ref = x.copy()
+    for i in range(5):
+        ref = ref * 3 + i
+    for got in (evaluate(f, x), fg.jit(f)(x)):
+        assert got.dtype == np.int32 and np.array_equal(got, ref)
+    # int32 arithmetic wraps in compiled code as in NumPy (Numba computes small ints as int64)
+    big = np.array([2 ** 30, 5], np.int32)
+    np.testing.assert_array_equal(fg.jit(lambda x: x * 4 + 1)(big), big * 4 + 1)

@@ -340,6 +340,9 @@ class LoopEmitter:
                           for k, p in e.params.items()}
                 template = scalar_template(e, bool(self.shape))
                 expr = template.format(*[self.read(v) for v in e.inputs], **params)
+                dt = out.aval.dtype
+                if dt.kind in "iu" and dt.itemsize < 8:     # Numba computes small ints as int64
+                    expr = f"{dtype_text(dt)}({expr})"
                 self.body.append(f"{local} = {expr}")
             self.local[out.id] = local
             if out.id in self.need and self.shape:

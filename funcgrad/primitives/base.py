@@ -173,22 +173,26 @@ def float_dtype(dtype):
     return dtype if dtype.kind in "fc" else np.result_type(dtype, np.float16)
 
 
-def convert(x, dtype):
+def convert(x, dtype, weak=False):
+    """x as `dtype`. weak=True makes a traced value promote like a Python number (a loop
+    counter added to an int32 array keeps it int32, as NumPy does with `a + 3`)."""
     dtype = np.dtype(dtype)
     if isinstance(x, Traced):
+        if weak:
+            return convert_element_type_p.bind(x, dtype=dtype, weak=True)
         return x if x.aval.dtype == dtype else convert_element_type_p.bind(x, dtype=dtype)
     return np.asarray(x, dtype=dtype)
 
 
-def _convert_vjp(ct, x, *, out, dtype):
+def _convert_vjp(ct, x, *, out, dtype, weak=False):
     src = aval_of(x).dtype
     return (convert(ct, src) if src.kind in "fc" else None,)
 
 
 convert_element_type_p = define(
     "convert_element_type", numba="{dtype}({0})",
-    impl=lambda x, *, dtype: np.asarray(x).astype(dtype),
-    abstract=lambda a, *, dtype: Aval(a.shape, dtype),
+    impl=lambda x, *, dtype, weak=False: np.asarray(x).astype(dtype),
+    abstract=lambda a, *, dtype, weak=False: Aval(a.shape, dtype, weak),
     vjp=_convert_vjp)
 
 
