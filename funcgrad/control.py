@@ -17,6 +17,9 @@ traced, and a mismatch names the leaf. Primitive inputs are always laid out as
 """
 from __future__ import annotations
 
+import os
+import time
+
 import numpy as np
 
 from . import ir
@@ -48,10 +51,58 @@ def _run(prog, *args):
         return eval_program(prog, *args)
 
 
+# The interpreter spends about 2 us per equation per step of a loop; compiling a loop takes a
+# fraction of a second. A loop whose interpreted work would pass LOOP_COMPILE_SECONDS is
+# compiled and run native instead, even from an un-jitted fg.grad (the rest of the program stays
+# interpreted). FUNCGRAD_LOOP_COMPILE_SECONDS=0 turns this off; fg.disable_jit() does too.
+LOOP_COMPILE_SECONDS = float(os.environ.get("FUNCGRAD_LOOP_COMPILE_SECONDS", "0.5"))
+EQN_SECONDS = 2e-6
+
+
+def _count_eqns(prog):
+    return sum(1 + sum(_count_eqns(p) for p in ir.sub_programs(e.params)) for e in prog.eqns)
+
+
+def _compiled(prim, args, params):
+    """Evaluate one loop equation with a compiled kernel; None when that is not possible."""
+    from .jit import _disabled, prepare
+    if _disabled[0] or LOOP_COMPILE_SECONDS <= 0:
+        return None
+    try:
+        from .backend.compile import compile_program
+        arrays = [np.asarray(a) for a in args]
+        prog, consts = trace_flat(lambda *a: list(prim.bind(*a, **params)),
+                                  [aval_of(a) for a in arrays])
+        kernel = compile_program(prepare(prog))
+        outs = kernel(*[a[()] if a.ndim == 0 else a for a in arrays])
+    except Exception:        # compiling is only an optimisation here: keep interpreting
+        return None
+    return tuple(np.asarray(o) for o in outs)
+
+
+class _Budget:
+    """Time spent interpreting a loop, checked every few steps."""
+
+    def __init__(self):
+        self.start, self.steps = time.perf_counter(), 0
+
+    def spent(self):
+        self.steps += 1
+        return (self.steps % 8 == 0 and LOOP_COMPILE_SECONDS > 0
+                and time.perf_counter() - self.start > LOOP_COMPILE_SECONDS)
+
+
 def _while_impl(*args, cond, body, n_cc, n_bc, checkpoint=None):
     cc, bc, carry = _split(args, n_cc, n_bc)
+    budget = _Budget()
     while bool(_run(cond, *cc, *carry)[0]):
         carry = _run(body, *bc, *carry)
+        if budget.spent():       # a long loop: run the remaining steps compiled
+            rest = _compiled(while_p, cc + bc + list(carry),
+                             dict(cond=cond, body=body, n_cc=n_cc, n_bc=n_bc, checkpoint=checkpoint))
+            if rest is not None:
+                return rest
+            budget.start = float("inf")
     return tuple(np.asarray(c) for c in carry)
 
 
@@ -63,6 +114,11 @@ while_p = define(
 
 
 def _scan_impl(*args, body, length, reverse, n_c, n_carry):
+    if length * _count_eqns(body) * EQN_SECONDS > LOOP_COMPILE_SECONDS:
+        out = _compiled(scan_p, args, dict(body=body, length=length, reverse=reverse, n_c=n_c,
+                                           n_carry=n_carry))
+        if out is not None:
+            return out
     consts, carry, xs = _split(args, n_c, n_carry)
     ys = [None] * length
     for k in (range(length - 1, -1, -1) if reverse else range(length)):
@@ -122,11 +178,19 @@ def _while_grad_impl(*args, cond, body, fwd, bwd, n_cc, n_bc, n_carry, res_src, 
 
     k = checkpoint or 1 << 62
     snapshots, n, tape = [], 0, []      # the carry every k steps (none without checkpoint)
+    budget = _Budget()
     while bool(_run(cond, *cc, *carry)[0]):
         if checkpoint and n % k == 0:
             snapshots.append(carry)
         carry = steps(carry, 1, tape if not checkpoint else [])
         n += 1
+        if budget.spent():              # a long loop: compile and run the whole thing
+            out = _compiled(while_grad_p, args, dict(
+                cond=cond, body=body, fwd=fwd, bwd=bwd, n_cc=n_cc, n_bc=n_bc, n_carry=n_carry,
+                res_src=res_src, act_bc=act_bc, act_carry=act_carry, checkpoint=checkpoint))
+            if out is not None:
+                return out
+            budget.start = float("inf")
     if not checkpoint:
         acc, ct = sweep(tape, acc, ct)
     for seg in range(len(snapshots) - 1, -1, -1):      # recompute each segment, then sweep it

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import threading
 
 import numpy as np
 
@@ -222,7 +223,7 @@ checkpoint_name_p = define(
     doc="Identity that names a value for a checkpoint policy (save_only_these_names). Only "
         "recorded while fg.checkpoint traces its function, which then removes it again, so "
         "it never reaches a compiled program.")
-_naming = [0]     # > 0 while fg.checkpoint(f, policy) traces f: checkpoint_name records then
+_naming = threading.local()   # .depth > 0 while fg.checkpoint traces f: checkpoint_name records
 
 
 def checkpoint_name(x, name):
@@ -234,7 +235,7 @@ def checkpoint_name(x, name):
     """
     if not isinstance(name, str):
         raise TypeError(f"checkpoint_name: name must be a str, got {type(name).__name__}")
-    if not _naming[0]:
+    if not getattr(_naming, "depth", 0):
         return x
     return tree_map(lambda v: checkpoint_name_p.bind(v, name=name)
                     if isinstance(v, Traced) else v, x)
@@ -334,26 +335,27 @@ def _checkpoint_with_policy(f, policy):
     from .tracer import trace_flat
 
     @functools.wraps(f)
-    def wrapped(*args):
-        leaves, in_tree = tree_flatten(args)
+    def wrapped(*args, **kwargs):
+        leaves, in_tree = tree_flatten((args, kwargs))
         slots = [i for i, x in enumerate(leaves) if isinstance(x, Traced)]
         if not slots:
-            return f(*args)
+            return f(*args, **kwargs)
         out_box = []
 
         def flat_f(*tracers):
             full = list(leaves)
             for i, t in zip(slots, tracers):
                 full[i] = t
-            out_leaves, out_tree = tree_flatten(f(*tree_unflatten(in_tree, full)))
+            a, k = tree_unflatten(in_tree, full)
+            out_leaves, out_tree = tree_flatten(f(*a, **k))
             out_box.append(out_tree)
             return out_leaves
 
-        _naming[0] += 1
+        _naming.depth = getattr(_naming, "depth", 0) + 1
         try:
             prog, consts = trace_flat(flat_f, [leaves[i].aval for i in slots])
         finally:
-            _naming[0] -= 1
+            _naming.depth -= 1
         prog, saved = _without_names(prog, _saved_vars(prog, policy))
         active = active_vars(prog, [v.aval.is_float for v in prog.in_vars])
 

@@ -8,11 +8,12 @@ transform (jit, grad) these loops unroll into the traced program.
 from __future__ import annotations
 
 import functools
+import inspect
 
 import numpy as np
 
-from .api import (_Args, _argnums_tuple, _fn_name, _split_out_aux, _tiered, _to_numpy,
-                  _trace_call)
+from .api import (_Args, _arg_names, _argnums_tuple, _fn_name, _split_out_aux, _tiered,
+                  _to_numpy, _trace_call)
 from .interpreter import eval_program
 from .ir import Lit, Program, Traced, aval_of
 from .primitives.base import convert, zeros_like_aval
@@ -75,16 +76,19 @@ class _Linearized:
         tangent program applied to every one-hot tangent at once."""
         sizes = [a.size for a in in_avals]
         n, basis = _one_hot_rows(in_avals)
+        zero = lambda oa, a: np.zeros(oa.shape + a.shape, a.dtype)   # (integer outputs too)
         if n == 0:
-            return [[np.zeros(oa.shape + a.shape, oa.dtype) for a in in_avals]
-                    for oa in self.out_avals[:self.n_main]]
+            return [[zero(oa, a) for a in in_avals] for oa in self.out_avals[:self.n_main]]
         n_res = len(self.residuals)
         batched = vmap_program(self.lin, [False] * n_res + [True] * len(basis), n)
         tans = iter(eval_program(batched, *self.residuals, *basis))
-        stacked = [next(tans) if fl else np.zeros((n,) + av.shape, av.dtype)
+        stacked = [next(tans) if fl else None
                    for fl, av in zip(self.float_out, self.out_avals)][:self.n_main]
         blocks = []           # J[o][i]: out.shape + in.shape, cut from the stacked tangents
         for t, oa in zip(stacked, self.out_avals):
+            if t is None:
+                blocks.append([zero(oa, a) for a in in_avals])
+                continue
             row, start = [], 0
             for a, size in zip(in_avals, sizes):
                 part = _reshape(t[start:start + size], a.shape + oa.shape)
@@ -131,14 +135,22 @@ def linearize(f, *primals):
     return lin.out(), lin
 
 
-def _select(f, args, nums):
-    """f as a function of the arguments in `nums` only (the others held fixed)."""
+def _select(f, args, nums, kwargs=None):
+    """f as a function of the arguments in `nums` only (the others, and keyword arguments,
+    held fixed); it keeps their parameter names for error messages."""
+    kwargs = kwargs or {}
+
     def g(*sel):
         full = list(args)
         for i, s in zip(nums, sel):
             full[i] = s
-        return f(*full)
+        return f(*full, **kwargs)
     g.__name__ = _fn_name(f)
+    names = _arg_names(f, len(args))
+    g.__signature__ = inspect.Signature([inspect.Parameter(names[i] if names[i].isidentifier()
+                                                           else f"arg{i}",
+                                                           inspect.Parameter.POSITIONAL_ONLY)
+                                         for i in nums])
     return g
 
 
@@ -184,6 +196,7 @@ def _reverse_blocks(g, sel, has_aux, in_avals):
                                           for o in outs[plan.n_main:]]) if has_aux else None)
     float_avals = [a for a in plan.out_avals if a.is_float]
     n, rows = _one_hot_rows(float_avals)
+    grads = [np.zeros((0,) + a.shape, a.dtype) for a in in_avals]
     if n:
         batched = vmap_program(plan.bwd, [False] * len(residuals) + [True] * len(rows), n)
         grads = eval_program(batched, *residuals, *rows)        # (n, *in.shape) per input leaf
@@ -214,9 +227,9 @@ def _jacobian(f, argnums, has_aux, forward):
 
 def _jacobian_interpreted(f, argnums, has_aux, forward):
     @functools.wraps(f)
-    def jac(*args):
+    def jac(*args, **kwargs):
         nums, single = _argnums_tuple(argnums, len(args), f)
-        g = _select(f, args, nums)
+        g = _select(f, args, nums, kwargs)
         sel = [args[i] for i in nums]
         sel_leaves, sel_tree = tree_flatten(tuple(sel))
         in_avals = _avals(sel_leaves)

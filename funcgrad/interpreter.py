@@ -33,7 +33,7 @@ def eval_program(prog: Program, *args):
         raise TypeError(f"program takes {len(prog.in_vars)} inputs, got {len(args)}")
     env = {v.id: a for v, a in zip(prog.in_vars, args)}
     frees = _last_uses(prog)
-    override = ir.source_override
+    override = ir._state.override
     for e, free in zip(prog.eqns, frees):
         ins = [v.val if isinstance(v, Lit) else env[v.id] for v in e.inputs]
         prev, override[0] = override[0], e.src

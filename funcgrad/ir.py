@@ -9,6 +9,7 @@ where a primitive call is intercepted). Imports only funcgrad._errors.
 from __future__ import annotations
 
 import itertools
+import threading
 from typing import Any
 
 import numpy as np
@@ -173,10 +174,17 @@ class Primitive:
 
 # ---- the trace stack and bind --------------------------------------------------------------
 
-_trace_stack: list = []
-# While a program is re-evaluated under a transform, equations it stages keep the user's source
-# line of the equation they came from (set by the interpreter and the transforms).
-source_override: list = [None]
+class _ThreadState(threading.local):
+    """Tracing state, per thread (a background compile traces while the main thread does too)."""
+
+    def __init__(self):
+        self.stack = []           # the active traces, innermost last
+        # While a program is re-evaluated under a transform, equations it stages keep the
+        # user's source line of the equation they came from (set by interpreter and transforms).
+        self.override = [None]
+
+
+_state = _ThreadState()
 
 
 class use_source:
@@ -186,10 +194,11 @@ class use_source:
         self.src = src
 
     def __enter__(self):
-        self.prev, source_override[0] = source_override[0], self.src
+        override = _state.override
+        self.prev, override[0] = override[0], self.src
 
     def __exit__(self, *exc):
-        source_override[0] = self.prev
+        _state.override[0] = self.prev
 
 
 class no_trace:
@@ -197,11 +206,11 @@ class no_trace:
     implementations of primitives that run sub-programs)."""
 
     def __enter__(self):
-        self.saved = _trace_stack[:]
-        del _trace_stack[:]
+        self.saved = _state.stack[:]
+        del _state.stack[:]
 
     def __exit__(self, *exc):
-        _trace_stack[:] = self.saved
+        _state.stack[:] = self.saved
 
 
 def sub_programs(params):
@@ -214,7 +223,8 @@ def sub_programs(params):
 
 
 def current_trace():
-    return _trace_stack[-1] if _trace_stack else None
+    stack = _state.stack
+    return stack[-1] if stack else None
 
 
 def bind(prim: Primitive, *args, **params):
@@ -222,12 +232,13 @@ def bind(prim: Primitive, *args, **params):
     otherwise evaluate it with NumPy."""
     for a in args:
         if isinstance(a, Traced):
-            if not _trace_stack:
+            stack = _state.stack
+            if not stack:
                 raise EscapedTracerError(
                     f"a traced value ({a.aval}) was used after the transform that created it "
                     "had returned; return values from the function instead of storing them "
                     "in globals or closures")
-            return _trace_stack[-1].record(prim, args, params)
+            return stack[-1].record(prim, args, params)
     return prim.impl(*args, **params)
 
 
@@ -235,8 +246,9 @@ def bind_staged(prim: Primitive, *args, **params):
     """Like bind, but inside a trace record the equation even when every input is concrete.
     Used when a program is re-evaluated under a transform, so that its structure (a lazy
     broadcast of a scalar, say) survives instead of being evaluated into a large constant."""
-    if _trace_stack:
-        return _trace_stack[-1].record(prim, args, params)
+    stack = _state.stack
+    if stack:
+        return stack[-1].record(prim, args, params)
     return prim.impl(*args, **params)
 
 

@@ -17,6 +17,7 @@ arguments, or call `fg.tiering.policy.reset()`).
 """
 from __future__ import annotations
 
+import functools
 import os
 import threading
 import types
@@ -61,18 +62,52 @@ class TieringPolicy:
 policy = TieringPolicy()
 
 
-def _fingerprint(f):
-    """Identities of what f reads from its closure and globals (rebinding changes them)."""
-    ids = []
-    for cell in getattr(f, "__closure__", None) or ():
+_SCALARS = (bool, int, float, complex, str, bytes, type(None), np.generic)
+
+
+def _ident(v):
+    """Numbers and strings by value (a rebound float may reuse a freed one's id), the rest by
+    identity (an array mutated in place is not seen)."""
+    return (type(v), v) if isinstance(v, _SCALARS) else id(v)
+
+
+def _fingerprint(f, depth=3, seen=None):
+    """Identities of what f reads (rebinding any of them changes the result): its closure cells
+    and globals, the attributes of a callable object or bound method's instance, the arguments
+    of a functools.partial, and recursively the same for Python functions among them (helpers
+    f calls), `depth` levels deep."""
+    seen = set() if seen is None else seen
+    if depth < 0 or id(f) in seen:
+        return ()
+    seen.add(id(f))
+    if isinstance(f, functools.partial):
+        return (tuple(_ident(a) for a in f.args) + tuple(_ident(v) for v in f.keywords.values())
+                + _fingerprint(f.func, depth, seen))
+    if not isinstance(f, types.FunctionType):
+        owner = getattr(f, "__self__", None)
+        func = getattr(f, "__func__", None)
+        if func is None and not isinstance(f, type):       # an object with __call__
+            owner, func = f, getattr(type(f), "__call__", None)
+        ids = []
+        if owner is not None and hasattr(owner, "__dict__"):
+            ids += [_ident(v) for v in vars(owner).values()]
+        if isinstance(func, types.FunctionType):
+            ids += _fingerprint(func, depth, seen)
+        return tuple(ids)
+    values = []
+    for cell in f.__closure__ or ():
         try:
-            ids.append(id(cell.cell_contents))
+            values.append(cell.cell_contents)
         except ValueError:            # empty cell
-            ids.append(0)
-    code, glob = getattr(f, "__code__", None), getattr(f, "__globals__", {})
-    if code is not None:
-        ids += [id(glob[n]) for n in code.co_names
-                if n in glob and not isinstance(glob[n], types.ModuleType)]
+            values.append(None)
+    glob = f.__globals__
+    values += [glob[n] for n in f.__code__.co_names
+               if n in glob and not isinstance(glob[n], types.ModuleType)]
+    ids = [_ident(v) for v in values]
+    for v in values:
+        if isinstance(v, (types.FunctionType, functools.partial)) or (
+                callable(v) and hasattr(v, "__dict__") and not isinstance(v, type)):
+            ids += _fingerprint(v, depth - 1, seen)
     return tuple(ids)
 
 

@@ -56,7 +56,7 @@ class Trace:
         if not prim.multiple_results:
             out_avals = (out_avals,)
         outs = [Var(a) for a in out_avals]
-        src = ir.source_override[0] or user_frame()
+        src = ir._state.override[0] or user_frame()
         self.eqns.append(Eqn(prim, ins, outs, params, src))
         if len(self.eqns) == LARGE_PROGRAM:
             _warn_large(src)
@@ -94,12 +94,12 @@ def trace_flat(fn, avals, labels=None):
     captured tracers of enclosing traces (consts, in order) followed by the given avals."""
     trace = Trace()
     ins = [trace.new_input(a, None if labels is None else labels[i]) for i, a in enumerate(avals)]
-    ir._trace_stack.append(trace)
+    ir._state.stack.append(trace)
     try:
         outs = fn(*ins)
         out_atoms = [trace.to_atom(o) for o in outs]
     finally:
-        ir._trace_stack.pop()
+        ir._state.stack.pop()
         trace.active = False
     consts = [t for t, _ in trace.captured.values()]
     const_vars = [v for _, v in trace.captured.values()]

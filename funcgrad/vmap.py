@@ -55,7 +55,11 @@ def vmap(f, in_axes=0, out_axes=0):
         array([3., 3., 3., 3., 3.])
     """
     @functools.wraps(f)
-    def vf(*args):
+    def vf(*args, **kwargs):
+        if kwargs:
+            raise TypeError(f"fg.vmap of {_fn_name(f)}: keyword arguments ({', '.join(kwargs)}) are "
+                            "not mapped; pass them positionally (in_axes says which are batched), or "
+                            "fix them with functools.partial to leave them unbatched")
         leaves, in_tree = tree_flatten(args)
         axes = _leaf_axes(in_axes, args, "in_axes")
         vals, avals, sizes = [], [], set()
@@ -101,7 +105,11 @@ def vmap(f, in_axes=0, out_axes=0):
         for o, ax in zip(outs, oaxes):
             if ax is None:
                 raise ValueError("vmap: out_axes=None is not supported (outputs are batched)")
-            res.append(_to_numpy(_move(o, 0, ax % aval_of(o).ndim)))
+            nd = aval_of(o).ndim
+            if not -nd <= ax < nd:
+                raise ValueError(f"fg.vmap of {_fn_name(f)}: out_axes {ax} is out of range for an "
+                                 f"output with {nd - 1} dimension(s) plus the batch axis")
+            res.append(_to_numpy(_move(o, 0, ax % nd)))
         return tree_unflatten(out_tree, res)
     vf.__name__ = f"vmap_of_{_fn_name(f)}"
 

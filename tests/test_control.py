@@ -346,3 +346,20 @@ def test_fori_loop_counter_promotes_like_a_python_int():
     # int32 arithmetic wraps in compiled code as in NumPy (Numba computes small ints as int64)
     big = np.array([2 ** 30, 5], np.int32)
     np.testing.assert_array_equal(fg.jit(lambda x: x * 4 + 1)(big), big * 4 + 1)
+
+
+def test_long_loops_in_interpreted_code_are_compiled(monkeypatch):
+    import funcgrad.control as control
+    from funcgrad.backend import compile as backend
+    from funcgrad.tiering import policy
+    monkeypatch.setattr(control, "LOOP_COMPILE_SECONDS", 1e-4)   # every loop counts as long
+    monkeypatch.setattr(policy, "threshold", 0)                  # fg.grad stays interpreted
+    f = lambda a: fg.scan(lambda c, v: (fnp.sin(c) * a + v, c), 0.1, np.linspace(0, 1, 50))[0]
+    g = lambda a: newton_sqrt(a * 3.0) + fg.fori_loop(0, fnp.argmax(np.ones(2)) + 40,
+                                                      lambda i, c: c * 0.99 + a, a)
+    with fg.disable_jit():
+        want = [fg.grad(f)(0.7), fg.grad(g)(0.7), evaluate(g, 0.7)]
+    before = len(backend._kernels)
+    got = [fg.grad(f)(0.7), fg.grad(g)(0.7), evaluate(g, 0.7)]
+    assert len(backend._kernels) > before                        # scan, while, while_grad kernels
+    np.testing.assert_allclose(got, want, rtol=1e-13)

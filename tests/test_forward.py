@@ -221,3 +221,37 @@ def test_checkpoint_under_jit_grad_of_grad_and_vmap():
     np.testing.assert_allclose(fg.vmap(fg.grad(lambda v: _chain(block, v, 2)))(x[:, None] * np.ones(2)),
                                fg.vmap(fg.grad(lambda v: _chain(_block, v, 2)))(x[:, None] * np.ones(2)),
                                rtol=1e-12)
+
+
+def test_jacobians_of_empty_outputs_keyword_arguments_and_argument_names():
+    assert fg.jacrev(lambda x: x[:0])(np.ones(3)).shape == (0, 3)
+    assert fg.jacfwd(lambda x: x.T)(np.ones((0, 2))).shape == (2, 0, 0, 2)
+    jr, jf = (j(lambda x: (x, fnp.argmax(x)))(np.ones(3)) for j in (fg.jacrev, fg.jacfwd))
+    assert jr[1].dtype == jf[1].dtype == np.float64 and jr[1].shape == (3,)
+    f = lambda x, scale=1.0: fnp.sin(x) * scale
+    x = np.array([0.3, 0.7])
+    for jac in (fg.jacfwd, fg.jacrev):
+        np.testing.assert_allclose(jac(f)(x, scale=2.0), np.diag(2 * np.cos(x)))
+    assert np.allclose(fg.hessian(lambda x, s=1.0: fnp.sum(x ** 3) * s)(x, s=2.0), np.diag(12 * x))
+    block = fg.checkpoint(f)
+    assert np.allclose(fg.grad(lambda x: fnp.sum(block(x, scale=3.0)))(x), 3 * np.cos(x))
+    with pytest.raises(fg.IntegerInputError, match="argument n"):
+        fg.jacfwd(lambda x, n: x * n, argnums=1)(x, np.arange(2))
+
+
+def test_vmap_rejects_out_of_range_out_axes_and_keyword_arguments():
+    with pytest.raises(ValueError, match="out_axes 2 is out of range"):
+        fg.vmap(lambda x: x, out_axes=2)(np.ones((3, 2)))
+    with pytest.raises(TypeError, match="keyword arguments"):
+        fg.vmap(lambda x, s=1.0: x * s)(np.ones((3, 2)), s=2.0)
+
+
+def test_derived_forward_rules_are_not_cached_for_per_call_params():
+    from funcgrad.transforms import jvp as jvp_mod
+    block = fg.checkpoint(lambda x: fnp.sin(x) * 2.0)
+    for _ in range(3):
+        fg.jvp(lambda x: fnp.sum(block(x)), (np.ones(2),), (np.ones(2),))
+    size = len(jvp_mod._derived)
+    for _ in range(5):
+        fg.jvp(lambda x: fnp.sum(block(x)), (np.ones(2),), (np.ones(2),))
+    assert len(jvp_mod._derived) == size

@@ -105,3 +105,43 @@ def test_hot_vmap_jvp_and_hessian_compile_and_agree():
     assert policy._tiers[f][("hessian", "0")].jitted is not None
     for a, b in zip(got, want):
         np.testing.assert_allclose(a, b, rtol=1e-13)
+
+
+def test_rebinding_what_a_helper_or_callable_object_reads_recompiles():
+    policy.threshold = 3
+
+    class Model:
+        def __call__(self, x):
+            return x * self.w
+
+    m, got = Model(), []
+    for i in range(6):
+        m.w = float(i)
+        got.append(fg.jacfwd(m)(np.array([1.0, 2.0]))[0, 0])
+    assert got == [float(i) for i in range(6)]
+    f = lambda x: fnp.sum(_helper(x))
+    got = []
+    for i in range(6):
+        globals()["_SCALE"] = float(i)            # a float freed and rebound may reuse its id
+        got.append(fg.grad(f)(np.array([1.0, 2.0]))[0])
+    assert got == [float(i) for i in range(6)]
+
+
+_SCALE = 1.0
+
+
+def _helper(x):
+    return x * _SCALE
+
+
+def test_background_compiling_does_not_disturb_tracing_in_the_main_thread():
+    policy.threshold, policy.background = 2, True
+    def f(x):
+        for _ in range(60):
+            x = fnp.sin(x) * 1.01
+        return fnp.sum(x)
+    x = np.linspace(0, 1, 3)
+    want = fg.grad(f)(x)
+    for _ in range(15):              # the trace stack is per thread
+        np.testing.assert_allclose(fg.grad(f)(x), want, rtol=1e-12)
+        np.testing.assert_allclose(fg.jacfwd(f)(x), want, rtol=1e-12)

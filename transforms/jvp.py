@@ -14,6 +14,8 @@ The result is an ordinary Program: printable, differentiable, compilable.
 """
 from __future__ import annotations
 
+import numpy as np
+
 from .. import ir
 from ..interpreter import eval_program
 from ..ir import Lit, Program
@@ -51,13 +53,19 @@ def _double_vjp(prog: Program, wrt) -> Program:
 _derived: dict = {}
 
 
+def _plain(v):
+    """A parameter value that is equal exactly when it means the same (numbers, strings,
+    dtypes and tuples of them), unlike objects made per call (a custom_vjp spec, a Program)."""
+    if isinstance(v, tuple):
+        return all(_plain(x) for x in v)
+    return v is None or isinstance(v, (bool, int, float, str, np.dtype, np.generic))
+
+
 def _params_key(params):
-    try:
-        key = tuple(sorted(params.items()))
-        hash(key)
-        return key
-    except TypeError:
+    """A cache key for params, or None when they hold per-call objects (never reused)."""
+    if not all(_plain(v) for v in params.values()):
         return None
+    return tuple(sorted(params.items()))
 
 
 def derived_jvp(prim, primals, tangents, params):
@@ -74,7 +82,9 @@ def derived_jvp(prim, primals, tangents, params):
         one, consts = trace_flat(one_eqn, avals)
         assert not consts
         jp = _double_vjp(one, wrt)
-        if key is not None and len(_derived) < 4096:
+        if key is not None:
+            if len(_derived) >= 4096:
+                _derived.clear()
             _derived[key] = jp
     res = eval_program(jp, *primals, *[t for t in tangents if t is not None])
     out_avals = prim.abstract(*avals, **params)
