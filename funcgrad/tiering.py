@@ -12,8 +12,9 @@ though each iteration builds a new grad wrapper, while 1,000 fresh closures neve
 
 As with fg.jit, arrays that f closes over are captured when the compiled version is built. If f
 is redefined, or a closure cell or a global name it reads is rebound to another object, the
-compiled version is dropped and rebuilt; an array mutated in place is not noticed (pass data as
-arguments, or call `fg.tiering.policy.reset()`).
+compiled version is dropped and rebuilt (helpers f calls, attributes of a callable object and
+the arguments of a functools.partial are checked too, numbers by value); an array mutated in
+place is not noticed (pass data as arguments, or call `fg.tiering.policy.reset()`).
 """
 from __future__ import annotations
 
