@@ -94,6 +94,20 @@ def fast_math_template(name, dtype):
     return f"_vm.{name}_f{np.dtype(dtype).name[-2:]}({{0}})"
 
 
+def _reduction_start(name, dtype):
+    """The identity of a reduction in `dtype` (max of bools starts at False, of ints at the
+    smallest int)."""
+    if name == "reduce_sum":
+        return 0
+    dt, top = np.dtype(dtype), name == "reduce_min"
+    if dt.kind == "b":
+        return top
+    if dt.kind in "iu":
+        info = np.iinfo(dt)
+        return info.max if top else info.min
+    return np.inf if top else -np.inf
+
+
 def _comment(obj):
     """Text safe inside a # comment: printable characters only (no newline can end it)."""
     return "".join(c if c.isprintable() else "?" for c in str(obj))
@@ -389,7 +403,7 @@ class LoopEmitter:
         val = self.read(x)
         kept = [self.idx[k] for k in range(len(self.shape)) if k not in axes]
         out_shape = e.outputs[0].aval.shape
-        init = literal({"reduce_sum": 0, "reduce_max": -np.inf, "reduce_min": np.inf}[e.prim.name], dt)
+        init = literal(_reduction_start(e.prim.name, dt), dt)
         target = f"{oname}{self.index(kept)}" if kept else f"{oname}_acc"
         if kept:
             pre.append(f"{oname} = np.full({self.gen.dims(out_shape)}, {init}, {dtype_text(dt)})")

@@ -50,7 +50,7 @@ def loop_shape(e):
         return e.outputs[0].aval.shape if name == "gather" else e.inputs[1].aval.shape
     if name in REDUCTIONS:
         a = e.inputs[0].aval
-        if a.dtype.kind == "f" or name == "reduce_sum":
+        if a.dtype.kind in "fbiu" or name == "reduce_sum":   # max/min of bools: any/all
             return a.shape
         return None
     if name in INDEX_MAPS or isinstance(e.prim.numba, str):

@@ -158,6 +158,8 @@ def all(a, axis=None, out=None, keepdims=False):
     """np.all."""
     if not isinstance(a, Traced):
         return np.all(a, axis=axis, keepdims=keepdims)
+    if aval_of(a).size == 0:            # nothing to reduce over: NumPy's identity, True
+        return np.all(np.zeros(aval_of(a).shape, bool), axis=axis, keepdims=keepdims)
     return min(convert(a, bool), axis=axis, keepdims=keepdims)
 
 
@@ -166,6 +168,8 @@ def any(a, axis=None, out=None, keepdims=False):
     """np.any."""
     if not isinstance(a, Traced):
         return np.any(a, axis=axis, keepdims=keepdims)
+    if aval_of(a).size == 0:            # nothing to reduce over: NumPy's identity, False
+        return np.any(np.zeros(aval_of(a).shape, bool), axis=axis, keepdims=keepdims)
     return max(convert(a, bool), axis=axis, keepdims=keepdims)
 
 
