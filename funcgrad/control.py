@@ -26,6 +26,7 @@ from . import ir
 from ._errors import CarryTypeError, user_frame, where
 from .interpreter import eval_program
 from .ir import Aval, Lit, Program, Traced, Var, aval_of
+from .ir import split_list as _split
 from .primitives.base import convert, define
 from .tracer import trace_flat
 from .tree_util import keystr, tree_flatten, tree_flatten_with_path, tree_unflatten
@@ -36,15 +37,6 @@ __all__ = ["fori_loop", "scan", "while_loop", "cond", "switch",
 
 
 # ---- primitives ------------------------------------------------------------------------------
-
-def _split(seq, *sizes):
-    out, k = [], 0
-    for n in sizes:
-        out.append(list(seq[k:k + n]))
-        k += n
-    out.append(list(seq[k:]))
-    return out
-
 
 def _run(prog, *args):
     with ir.no_trace():

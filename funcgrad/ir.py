@@ -222,6 +222,17 @@ def sub_programs(params):
             yield from (p for p in v if isinstance(p, Program))
 
 
+def split_list(seq, *sizes):
+    """seq cut into consecutive lists of the given sizes, plus the rest (how the inputs of a
+    loop or branch equation are laid out: constants, carries, scanned arrays)."""
+    out, k = [], 0
+    for n in sizes:
+        out.append(list(seq[k:k + n]))
+        k += n
+    out.append(list(seq[k:]))
+    return out
+
+
 def current_trace():
     stack = _state.stack
     return stack[-1] if stack else None

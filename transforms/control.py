@@ -9,7 +9,7 @@ Forward mode carries tangents alongside the carry (one loop, no storage). Revers
 - while_loop's trip count is known only at run time, so its reverse mode is one equation,
   while_grad, that re-runs the loop recording residuals on a tape that grows as needed, then
   sweeps it backwards. Its own derivative (second order) is built from forward mode of the
-  body: see `_while_grad_split`.
+  body: see `_while_grad_vjp`.
 - cond differentiates each branch (the chosen branch's forward is recomputed in backward).
 Batching: carries become batched when the body makes them so (a fixed point); a while loop
 whose predicate is batched runs until every example is done, finished examples frozen; a
@@ -20,9 +20,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..control import _split, cond_p, scan_p, while_grad_p, while_p
+from ..control import cond_p, scan_p, while_grad_p, while_p
 from ..interpreter import eval_program
 from ..ir import Aval, Program, Var, aval_of, bind_staged
+from ..ir import split_list as _split
 from ..primitives.base import NAMESPACE, broadcast_in_dim, zeros_like_aval
 from ..tracer import trace_flat
 from .jvp import jvp_program

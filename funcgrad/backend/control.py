@@ -8,18 +8,10 @@ body's backward half from the last step to the first.
 """
 from __future__ import annotations
 
+from ..ir import split_list as _split
 from .codegen import STRUCTURED, dtype_text
 
 TAPE_START = 16     # initial tape capacity in steps; doubles when full
-
-
-def _split(seq, *sizes):
-    out, k = [], 0
-    for n in sizes:
-        out.append(list(seq[k:k + n]))
-        k += n
-    out.append(list(seq[k:]))
-    return out
 
 
 def _names(gen, vars_):
