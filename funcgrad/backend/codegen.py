@@ -18,7 +18,8 @@ import keyword
 import numpy as np
 
 from ..ir import Lit, Program, Var, _Printer, sub_programs
-from .fusion import INDEX_MAPS, REDUCTIONS, materialized, partition, slice_positions, use_counts
+from .fusion import (INDEX_MAPS, REDUCTIONS, literal_broadcasts, materialized, partition,
+                     slice_positions, use_counts)
 from .lowerings import LOWERINGS, numba_type
 
 STRUCTURED: dict = {}     # primitive name -> emitter(gen, outs, ins, eqn); see control.py
@@ -143,6 +144,7 @@ class Generator:
         self.helpers: list[str] = []         # source of helper functions placed before the kernel
         self.src = Source()
         self.uses, self.inputs, self.producer = {}, set(), {}
+        self.lit_values = {}            # var id -> scalar: the value of a broadcast literal
         self._scan(prog)
         self.nested = 0                 # > 0 while emitting a loop body or branch
         self.dim_names = {}
@@ -155,6 +157,7 @@ class Generator:
         for k, n in use_counts(prog).items():
             self.uses[k] = self.uses.get(k, 0) + n
         self.inputs.update(v.id for v in prog.in_vars)
+        self.lit_values.update((vid, lit.val) for vid, lit in literal_broadcasts(prog).items())
         for e in prog.eqns:
             self.producer.update((v.id, e.prim) for v in e.outputs)
             for sub in sub_programs(e.params):
@@ -284,6 +287,8 @@ class LoopEmitter:
             return literal(v.val, v.aval.dtype)
         if isinstance(v, Var) and v.id in self.local:
             return self.local[v.id]
+        if isinstance(v, Var) and v.id in self.gen.lit_values:      # same value everywhere
+            return literal(self.gen.lit_values[v.id], v.aval.dtype)
         name = self.gen.name(v)
         if v.aval.ndim == 0:
             return name
@@ -295,7 +300,7 @@ class LoopEmitter:
 
     def read_mapped(self, v, e):
         """Input of a broadcast or transpose, read at the remapped position."""
-        if v.aval.ndim == 0:
+        if v.aval.ndim == 0 or (isinstance(v, Var) and v.id in self.gen.lit_values):
             return self.read(v)
         name = self.gen.name(v)
         if e.prim.name == "transpose":

@@ -9,7 +9,7 @@ form an acyclic graph. Everything else is an array statement of its own.
 """
 from __future__ import annotations
 
-from ..ir import Program, Var, use_counts
+from ..ir import Lit, Program, Var, use_counts
 
 REDUCTIONS = ("reduce_sum", "reduce_max", "reduce_min")
 ACCUMULATORS = REDUCTIONS + ("scatter",)          # results final after the loop
@@ -166,14 +166,26 @@ def _schedule(groups):
     return order
 
 
+def literal_broadcasts(prog: Program):
+    """var id -> the scalar Lit that a broadcast_in_dim spreads (every element is that value)."""
+    return {e.outputs[0].id: e.inputs[0] for e in prog.eqns
+            if e.prim.name == "broadcast_in_dim" and isinstance(e.inputs[0], Lit)
+            and e.inputs[0].aval.ndim == 0}
+
+
 def materialized(prog: Program, order):
-    """Var ids that must exist as arrays (or scalars) outside the loop that computes them."""
+    """Var ids that must exist as arrays (or scalars) outside the loop that computes them. A
+    broadcast literal read by other loops is not stored: they read the literal instead (only a
+    statement, an update's buffer or an output needs it as an array)."""
     owner = {v.id: g.id for g in order for e in g.eqns for v in e.outputs}
+    lits = literal_broadcasts(prog)
     need = {o.id for o in prog.outs if isinstance(o, Var)}
     for g in order:
         for e in g.eqns:
-            for v in e.inputs:
+            for k, v in enumerate(e.inputs):
                 if isinstance(v, Var) and owner.get(v.id, -1) != g.id:
+                    if v.id in lits and g.is_loop and not (e.prim.name == "scatter" and k == 0):
+                        continue
                     need.add(v.id)
         need.update(g.reduced)
     return need
