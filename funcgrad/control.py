@@ -63,8 +63,8 @@ def _compiled(prim, args, params):
     try:
         from .backend.compile import compile_program
         arrays = [np.asarray(a) for a in args]
-        prog, consts = trace_flat(lambda *a: list(prim.bind(*a, **params)),
-                                  [aval_of(a) for a in arrays])
+        prog, _ = trace_flat(lambda *a: list(prim.bind(*a, **params)),
+                             [aval_of(a) for a in arrays])
         kernel = compile_program(prepare(prog))
         outs = kernel(*[a[()] if a.ndim == 0 else a for a in arrays])
     except Exception:        # compiling is only an optimisation here: keep interpreting
@@ -223,16 +223,15 @@ def _as_array(x):
     return arr
 
 
-def _trace_sub(fn, avals, name):
+def _trace_sub(fn, avals):
     """Trace fn on tracers of `avals` -> (program with captured constants first, consts,
-    output leaves' avals, out tree)."""
+    output tree, output leaf paths)."""
     box = {}
 
     def flat(*tracers):
-        out = fn(*tracers)
-        leaves, box["tree"] = tree_flatten(out)
-        box["paths"] = [p for p, _ in tree_flatten_with_path(out)[0]]
-        return [_as_array(v) for v in leaves]
+        with_paths, box["tree"] = tree_flatten_with_path(fn(*tracers))
+        box["paths"] = [p for p, _ in with_paths]
+        return [_as_array(v) for _, v in with_paths]
 
     prog, consts = trace_flat(flat, avals)
     return prog, consts, box["tree"], box["paths"]
@@ -277,7 +276,7 @@ def _conform(what, name, out, like):
     return tree_unflatten(out_tree, outs)
 
 
-def _fit_carry(prog, n_consts, avals):
+def _fit_carry(prog, avals):
     """Convert weakly typed (Python number) outputs of a body to the carry dtypes."""
     need = [k for k, (o, a) in enumerate(zip(prog.outs[:len(avals)], avals))
             if o.aval.dtype != a.dtype and o.aval.shape == a.shape
@@ -293,7 +292,7 @@ def _fit_carry(prog, n_consts, avals):
     return new
 
 
-def _leaves(tree, what):
+def _leaves(tree):
     leaves, td = tree_flatten(tree)
     return [_as_array(v) for v in leaves], td
 
@@ -330,17 +329,17 @@ def while_loop(cond_fun, body_fun, init_val, checkpoint=None):
         >>> fg.while_loop(lambda c: c[0] < 10, lambda c: (c[0] + 1, c[1] * 2.0), (0, 1.0))
         (10, 1024.0)
     """
-    init, tree = _leaves(init_val, "init_val")
+    init, tree = _leaves(init_val)
     avals = [_strong(aval_of(v)) for v in init]
     unflat = lambda *c: tree_unflatten(tree, list(c))
-    cond_prog, cond_consts, _, _ = _trace_sub(lambda *c: cond_fun(unflat(*c)), avals, "cond_fun")
+    cond_prog, cond_consts, _, _ = _trace_sub(lambda *c: cond_fun(unflat(*c)), avals)
     pa = cond_prog.out_avals
     if len(pa) != 1 or pa[0].shape != () or pa[0].dtype != np.bool_:
         got = pa[0] if len(pa) == 1 else f"{len(pa)} values"
         raise CarryTypeError(f"fg.while_loop: cond_fun must return a boolean scalar, it returned "
                              f"{got}{where(user_frame())}")
-    body_prog, body_consts, btree, paths = _trace_sub(lambda *c: body_fun(unflat(*c)), avals, "body_fun")
-    body_prog = _fit_carry(body_prog, len(body_consts), avals)
+    body_prog, body_consts, btree, paths = _trace_sub(lambda *c: body_fun(unflat(*c)), avals)
+    body_prog = _fit_carry(body_prog, avals)
     _check_carry("fg.while_loop", "body_fun", tree, btree, paths, avals, body_prog.out_avals)
     out = _bind(while_p, *cond_consts, *body_consts, *init, cond=cond_prog, body=body_prog,
                 n_cc=len(cond_consts), n_bc=len(body_consts),
@@ -358,7 +357,7 @@ def scan(f, init, xs=None, length=None, reverse=False, checkpoint=None):
         >>> fg.scan(lambda c, x: (c + x, c * x), 0.0, np.arange(4.0))
         (6.0, array([0., 0., 2., 9.]))
     """
-    carry, tree = _leaves(init, "init")
+    carry, tree = _leaves(init)
     xs_leaves, xtree = tree_flatten(xs)
     xs_leaves = [_as_array(x) for x in xs_leaves]
     lengths = {aval_of(x).shape[0] for x in xs_leaves if aval_of(x).ndim}
@@ -392,7 +391,7 @@ def scan(f, init, xs=None, length=None, reverse=False, checkpoint=None):
         return [_as_array(v) for _, v in with_paths] + [_as_array(y) for y in ys]
 
     prog, consts = trace_flat(body, avals + x_avals)
-    prog = _fit_carry(prog, len(consts), avals)
+    prog = _fit_carry(prog, avals)
     _check_carry("fg.scan", "f", tree, box["ctree"], box["paths"], avals, prog.out_avals[:n])
     out = _bind(scan_p, *consts, *carry, *xs_leaves, body=prog, length=length,
                 reverse=bool(reverse), n_c=len(consts), n_carry=n)
@@ -476,10 +475,10 @@ def _switch(index, branches, operands, names, what):
     if not isinstance(index, Traced):
         k = int(np.clip(int(index), 0, len(branches) - 1))
         return branches[k](*operands)
-    ops, tree = _leaves(list(operands), "operands")
+    ops, tree = _leaves(list(operands))
     avals = [aval_of(v) for v in ops]
-    traced = [_trace_sub(lambda *o, br=br: br(*tree_unflatten(tree, list(o))), avals, name)
-              for br, name in zip(branches, names)]
+    traced = [_trace_sub(lambda *o, br=br: br(*tree_unflatten(tree, list(o))), avals)
+              for br in branches]
     t0, paths0 = traced[0][2], traced[0][3]
     for (prog, _, t, _), name in zip(traced[1:], names[1:]):
         _check_carry(what, name, t0, t, [], [], [], kind="output")
@@ -496,7 +495,7 @@ def _switch(index, branches, operands, names, what):
         const_vars, op_vars = prog.in_vars[:nc], prog.in_vars[nc:]
         ins = [Var(aval_of(c)) for c in all_consts]
         ins[offset:offset + nc] = const_vars
-        fixed = _fit_carry(Program(ins + op_vars, prog.eqns, prog.outs), 0, targets)
+        fixed = _fit_carry(Program(ins + op_vars, prog.eqns, prog.outs), targets)
         _check_carry(what, name, t0, t0, paths0, targets, [_strong(a) for a in fixed.out_avals],
                      kind="output")
         progs.append(fixed)
