@@ -242,15 +242,15 @@ class Generator:
         used = [self.uses.get(v.id, 0) > 0 for v in e.outputs]
         types = ", ".join(f"{o}='{numba_type(v.aval)}'" for o, v, u in zip(outs, e.outputs, used) if u)
         target = ", ".join(o if u else "_" for o, u in zip(outs, used)) + ("," if len(outs) == 1 else "")
-        block = [f"with numba.objmode({types}):", f"    {target} = {helper}({', '.join(ins)})"]
+        block = lambda args: [f"with numba.objmode({types}):",
+                              f"    {target} = {helper}({', '.join(args)})"]
         if not self.nested:
-            return block
+            return block(ins)
         # Inside a loop or branch, an objmode block can break Numba's code generation
         # ("Instruction does not dominate all uses", numba#9574): give it a function of its own.
-        fn = f"_om{len(self.helpers)}_{e.prim.name}"
+        fn = "_om" + helper[len("_impl"):]
         params = [f"p{k}" for k in range(len(ins))]
-        block = [f"with numba.objmode({types}):",
-                 f"    {target} = {helper}({', '.join(params)})"]
+        block = block(params)
         got = [o for o, u in zip(outs, used) if u]
         self.helpers += (["@numba.njit(error_model='numpy')", f"def {fn}({', '.join(params)}):"]
                          + ["    " + line for line in block]
