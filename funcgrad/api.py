@@ -223,17 +223,10 @@ def _unflatten_grads(a: _Args, grads, argnums):
 def _tiered(f, kind, make_jit, interpreted):
     """Run `interpreted` until f is hot for this signature, then its compiled form (tiering.py).
     If compiling fails, that signature stays interpreted (which raises any user error)."""
-    from .tiering import policy
+    from .tiering import run_tiered
 
     def call(*args, **kwargs):
-        tier = policy.tier(f, kind, make_jit)
-        jitted = tier.compiled_for(args, kwargs) if tier is not None else None
-        if jitted is not None:
-            try:
-                return jitted(*args, **kwargs)
-            except Exception:
-                tier.give_up(args, kwargs)
-        return interpreted(*args, **kwargs)
+        return run_tiered(f, kind, make_jit, interpreted, args, kwargs)
     return call
 
 

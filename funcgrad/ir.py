@@ -182,6 +182,8 @@ class _ThreadState(threading.local):
         # While a program is re-evaluated under a transform, equations it stages keep the
         # user's source line of the equation they came from (set by interpreter and transforms).
         self.override = [None]
+        # tiering watches an interpreted call: the first top-level program traced is appended
+        self.observer = None
 
 
 _state = _ThreadState()

@@ -1,32 +1,55 @@
 """Tiered execution: fg.grad, value_and_grad, vjp, jvp, vmap, jacfwd, jacrev and hessian start in
-the interpreter and compile once hot.
+the interpreter and compile once hot, and compiling never changes what a call returns.
 
 A fresh `fg.grad(f)(x)` (a new lambda in a notebook cell, a closure built inside a loop) runs
-the derived program in the NumPy interpreter: no compile wait. When the same function `f` is
-differentiated with the same signature `policy.threshold` times, that signature is compiled
-with Numba (optionally in a background thread, answering from the interpreter meanwhile), and
-later calls run native.
+the derived program in the NumPy interpreter: no compile wait. Counting is per function object,
+so `fg.grad(loss)(w)` inside a training loop becomes hot even though each iteration builds a new
+grad wrapper, while 1,000 fresh closures never compile.
 
-Counting is per function object, so `fg.grad(loss)(w)` inside a training loop becomes hot even
-though each iteration builds a new grad wrapper, while 1,000 fresh closures never compile.
+The interpreter runs the user's Python on every call; a compiled kernel does not. So a
+(function, signature) pair is compiled only when that makes no difference the user could see:
 
-As with fg.jit, arrays that f closes over are captured when the compiled version is built. If f
-is redefined, or a closure cell or a global name it reads is rebound to another object, the
-compiled version is dropped and rebuilt (helpers f calls, attributes of a callable object and
-the arguments of a functools.partial are checked too, numbers by value); an array mutated in
-place is not noticed (pass data as arguments, or call `fg.tiering.policy.reset()`).
+* **Guards.** Everything f reads from outside its arguments is its *state*: its closure cells,
+  the globals its code (nested lambdas and comprehensions included) names, attributes of user
+  modules it names, the defaults of its parameters, the attributes of a callable object or a
+  bound method's instance, a functools.partial's arguments, and recursively the contents of
+  these (dicts of any kind, lists, tuples, sets, objects' attributes, helper functions' own
+  state) a few levels deep. Numbers and strings count by value, arrays by identity *and
+  content* (a digest of their bytes), so rebinding *or mutating in place* anything f reads is
+  seen. The state is compared on every call; when it changed, the compiled forms are dropped
+  and f is interpreted (and counted) again. Non-array arguments that are not traced (a config
+  object passed as an argument) are part of the signature, by value the same way.
+* **Reproducibility.** f is compiled for a signature only after `threshold` interpreted calls
+  with the same state produced identical programs (same equations and constants). If two calls
+  with the same state trace to different programs (f reads a clock, a random generator object,
+  anything the guards cannot see), or if tracing f advanced NumPy's or Python's global random
+  state (a dropout mask drawn with np.random inside the loss), f stays interpreted for good:
+  each call then draws, as the user wrote it.
+
+What is not covered: Python side effects that leave no trace in f's state (print, writing a
+file) happen only while f is interpreted, as under fg.jit; state deeper than the walk goes
+(`_DEPTH`) or larger than `_BUDGET` values means f is never compiled (a warning says so);
+objects of library types (NumPy generators, Numba or SciPy objects) count by identity.
+`policy.explain(f)` tells why a function is still interpreted.
 """
 from __future__ import annotations
 
 import functools
 import os
+import random
+import sys
+import sysconfig
 import threading
 import types
+import warnings
 import weakref
 
 import numpy as np
 
-__all__ = ["policy", "TieringPolicy"]
+from . import ir
+from .ir import Lit, Program, Traced, Var
+
+__all__ = ["policy", "TieringPolicy", "state_key"]
 
 
 class TieringPolicy:
@@ -59,116 +82,377 @@ class TieringPolicy:
             t = per_f[kind] = _Tier(f, make_jit)
         return t
 
+    def explain(self, f):
+        """Why f's transforms run interpreted or compiled: {kind: reason}."""
+        return {kind: t.why() for kind, t in (self._tiers.get(f) or {}).items()}
+
 
 policy = TieringPolicy()
 
 
-_SCALARS = (bool, int, float, complex, str, bytes, type(None), np.generic)
+# ---- the state a function reads -------------------------------------------------------------
+
+_DEPTH = 6           # how many containers/attributes/helpers deep the walk goes
+_BUDGET = 5000       # values visited per call at most
+_SMALL_ARRAY = 4096  # bytes: smaller arrays count by their bytes, larger by a digest
 
 
-def _ident(v):
-    """Numbers and strings by value (a rebound float may reuse a freed one's id), the rest by
-    identity (an array mutated in place is not seen)."""
-    return (type(v), v) if isinstance(v, _SCALARS) else id(v)
+class Unguardable(Exception):
+    """f reads more state than the guards watch."""
 
 
-def _fingerprint(f, depth=3, seen=None):
-    """Identities of what f reads (rebinding any of them changes the result): its closure cells
-    and globals, the attributes of a callable object or bound method's instance, the arguments
-    of a functools.partial, and recursively the same for Python functions among them (helpers
-    f calls), `depth` levels deep."""
-    seen = set() if seen is None else seen
-    if depth < 0 or id(f) in seen:
-        return ()
-    seen.add(id(f))
-    if isinstance(f, functools.partial):
-        return (tuple(_ident(a) for a in f.args) + tuple(_ident(v) for v in f.keywords.values())
-                + _fingerprint(f.func, depth, seen))
-    if not isinstance(f, types.FunctionType):
-        owner = getattr(f, "__self__", None)
-        func = getattr(f, "__func__", None)
-        if func is None and not isinstance(f, type):       # an object with __call__
-            owner, func = f, getattr(type(f), "__call__", None)
-        ids = []
-        if owner is not None and hasattr(owner, "__dict__"):
-            ids += [_ident(v) for v in vars(owner).values()]
-        if isinstance(func, types.FunctionType):
-            ids += _fingerprint(func, depth, seen)
-        return tuple(ids)
-    values = []
-    for cell in f.__closure__ or ():
-        try:
-            values.append(cell.cell_contents)
-        except ValueError:            # empty cell
-            values.append(None)
-    glob = f.__globals__
-    values += [glob[n] for n in f.__code__.co_names
-               if n in glob and not isinstance(glob[n], types.ModuleType)]
-    ids = [_ident(v) for v in values]
-    for v in values:
-        if isinstance(v, (types.FunctionType, functools.partial)) or (
-                callable(v) and hasattr(v, "__dict__") and not isinstance(v, type)):
-            ids += _fingerprint(v, depth - 1, seen)
-    return tuple(ids)
+def _library_roots():
+    paths = sysconfig.get_paths()
+    roots = {paths[k] for k in ("stdlib", "platstdlib", "purelib", "platlib") if k in paths}
+    here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    roots |= {os.path.join(here, "funcgrad"), os.path.join(here, "transforms")}
+    return tuple(os.path.join(os.path.realpath(r), "") for r in roots)
+
+
+_LIB_ROOTS = _library_roots()
+_LIB_PACKAGES = frozenset({"funcgrad", "numpy", "numba", "scipy", "builtins"})
+_is_lib_file: dict = {}
+
+
+def _library_file(filename):
+    hit = _is_lib_file.get(filename)
+    if hit is None:
+        hit = filename.startswith("<frozen") or os.path.realpath(filename).startswith(_LIB_ROOTS)
+        _is_lib_file[filename] = hit
+    return hit
+
+
+_is_lib_module: dict = {}
+
+
+def _library_module(name):
+    hit = _is_lib_module.get(name)
+    if hit is None:
+        top = (name or "builtins").partition(".")[0]
+        mod = sys.modules.get(top)
+        file = getattr(mod, "__file__", None)
+        hit = (top in _LIB_PACKAGES or top in sys.stdlib_module_names or file is None
+               or _library_file(file))
+        _is_lib_module[name] = hit
+    return hit
+
+
+_names_cache: dict = {}
+
+
+def _global_names(code):
+    """Names that `code` and the code nested in it (lambdas, comprehensions) look up."""
+    names = _names_cache.get(code)
+    if names is None:
+        found, todo = set(), [code]
+        while todo:
+            c = todo.pop()
+            found.update(c.co_names)
+            todo += [k for k in c.co_consts if isinstance(k, types.CodeType)]
+        names = tuple(sorted(found))
+        if len(_names_cache) > 10_000:
+            _names_cache.clear()
+        _names_cache[code] = names
+    return names
+
+
+def _array_key(a, identity=True):
+    if a.dtype.hasobject:
+        content = tuple(id(x) for x in a.flat)
+    elif a.nbytes <= _SMALL_ARRAY:
+        content = a.tobytes()
+    else:
+        from .backend.digest import array_digest
+        content = array_digest(a)
+    return (np.ndarray, id(a) if identity else None, a.shape, a.dtype.str, content)
+
+
+_ATOMS = frozenset([bool, int, str, bytes, type(None), complex, type(Ellipsis), slice, range])
+
+
+class _Walker:
+    """Builds a hashable, comparable key of a value and everything reachable from it that a
+    trace could read (see the module docstring)."""
+
+    def __init__(self):
+        self.budget = _BUDGET
+        self.seen: dict = {}
+        self.var_names: dict = {}
+
+    def key(self, v, depth=_DEPTH):
+        t = type(v)
+        if t is float:
+            return (t, v if v == v else "nan")
+        if t in _ATOMS:
+            return (t, v)
+        self.budget -= len(v) + 1 if isinstance(v, (tuple, list, dict, set, frozenset)) else 1
+        if self.budget < 0:
+            raise Unguardable(f"it reads more than {_BUDGET} values from outside its arguments")
+        if isinstance(v, np.generic):
+            return (t, v.tobytes())
+        if isinstance(v, np.ndarray):
+            return _array_key(v)
+        if isinstance(v, (types.ModuleType, Traced)):
+            return (t, id(v))
+        if depth <= 0:
+            return (t, id(v))
+        if id(v) in self.seen:
+            return ("seen", id(v))
+        self.seen[id(v)] = v
+        d = depth - 1
+        if isinstance(v, (tuple, list)):
+            return (t, tuple([self.key(x, d) for x in v]))
+        if isinstance(v, dict):
+            return (t, tuple([(self.key(k, d), self.key(x, d)) for k, x in v.items()]))
+        if isinstance(v, (set, frozenset)):
+            return (t, frozenset(v))
+        if isinstance(v, types.FunctionType):
+            return self.function(v, depth)
+        if isinstance(v, types.MethodType):
+            return (t, self.key(v.__self__, d), self.key(v.__func__, depth))
+        if isinstance(v, functools.partial):
+            return (t, self.key(v.func, depth), self.key(v.args, d), self.key(v.keywords, d))
+        if isinstance(v, Program):
+            return self.program(v)
+        if isinstance(v, type):
+            if _library_module(v.__module__):
+                return (t, id(v))
+            return (t, id(v), tuple([(k, self.key(x, d)) for k, x in vars(v).items()
+                                     if not k.startswith("__")]))
+        if isinstance(v, (types.BuiltinFunctionType, types.MethodWrapperType)):
+            owner = getattr(v, "__self__", None)
+            return (t, id(v)) if owner is None or isinstance(owner, types.ModuleType) else (
+                t, v.__name__, self.key(owner, d))
+        if (t.__module__ or "builtins").partition(".")[0] in _LIB_PACKAGES:
+            inner = getattr(v, "__wrapped__", None)
+            return (t, id(v)) if inner is None else (t, id(v), self.key(inner, depth))
+        parts = [t, self.key(t, d)]          # the class: its methods' own state
+        if hasattr(v, "__dict__"):
+            parts.append(self.key(vars(v), depth))
+        for slot in getattr(t, "__slots__", ()):
+            parts.append(self.key(getattr(v, slot, None), d))
+        return tuple(parts)
+
+    def function(self, f, depth):
+        d = depth - 1
+        code = f.__code__
+        parts = [id(code)]
+        for cell in f.__closure__ or ():
+            try:
+                parts.append(self.key(cell.cell_contents, d))
+            except ValueError:            # an empty cell
+                parts.append(None)
+        if f.__defaults__:
+            parts.append(self.key(f.__defaults__, d))
+        if f.__kwdefaults__:
+            parts.append(self.key(f.__kwdefaults__, d))
+        if _library_file(code.co_filename):
+            return tuple(parts)           # funcgrad's own wrappers: only what they close over
+        glob = f.__globals__
+        names = _global_names(code)
+        for name in names:
+            v = glob.get(name, _MISSING)
+            if v is _MISSING:
+                continue
+            if isinstance(v, types.ModuleType):
+                if not _library_module(v.__name__):       # `config.scale` in a user module
+                    parts += [(name, a, self.key(getattr(v, a), d)) for a in names
+                              if a != name and hasattr(v, a)]
+                continue
+            parts.append((name, self.key(v, d)))
+        return tuple(parts)
+
+    # -- programs: what a trace recorded, compared between calls ---------------------------
+
+    def program(self, prog):
+        names = self.var_names
+
+        def atom(a):
+            if isinstance(a, Var):
+                return names.setdefault(a.id, len(names))
+            v = a.val                     # the same constant, even if a new array object
+            return ("lit", _array_key(v, False) if isinstance(v, np.ndarray) else self.key(v))
+
+        for v in prog.in_vars:
+            atom(v)
+        eqns = tuple((e.prim.name, tuple(map(atom, e.inputs)),
+                      tuple(sorted((k, self.key(p, 3)) for k, p in e.params.items())),
+                      tuple((atom(o), o.aval) for o in e.outputs)) for e in prog.eqns)
+        return (tuple(v.aval for v in prog.in_vars), eqns, tuple(map(atom, prog.outs)))
+
+
+_MISSING = object()
+
+
+def state_key(f):
+    """The key of everything f reads from outside its arguments (raises Unguardable)."""
+    w = _Walker()
+    if isinstance(f, types.FunctionType):
+        return w.function(f, _DEPTH)
+    return w.key(f)
+
+
+def trace_key(prog):
+    """The key of a traced program: equal keys mean the same computation."""
+    return _Walker().program(prog)
+
+
+_TRACED_SCALARS = frozenset([float, complex, np.float64, np.float32, np.int64, np.int32, np.bool_])
 
 
 def _signature(args, kwargs):
-    from .ir import Traced
+    if not kwargs:                   # the common case, without flattening: arrays and numbers
+        sig = []
+        for x in args:
+            t = type(x)
+            if t is np.ndarray:
+                sig.append((x.shape, x.dtype))
+            elif t in _TRACED_SCALARS:      # traced: the type is enough
+                sig.append(t)
+            elif t is int or t is bool:       # static where not differentiated: by value
+                sig.append((t, x))
+            else:
+                break
+        else:
+            return tuple(sig)
     from .tree_util import tree_flatten
     leaves, tree = tree_flatten((args, kwargs))
     if any(isinstance(x, Traced) for x in leaves):
         raise TypeError("traced call: not tiered")      # inside another transform
+    w = _Walker()
     return (tree, tuple((x.shape, x.dtype) if isinstance(x, (np.ndarray, np.generic))
-                        else (type(x), x if isinstance(x, (int, bool, str)) else None)
-                        for x in leaves))
+                        else (type(x),) if isinstance(x, (float, complex))
+                        else w.key(x) for x in leaves))
+
+
+def _rng_state():
+    """Python's and NumPy's global random states, to see whether a trace drew numbers."""
+    _, keys, pos, has_gauss, gauss = np.random.get_state()
+    return (random.getstate(), keys.tobytes(), pos, has_gauss, gauss)
+
+
+class _Watch:
+    """One interpreted call being observed: its state, and the first program traced in it."""
+
+    __slots__ = ("sig", "programs", "rng", "prev")
+
+    def __init__(self, sig):
+        self.sig, self.programs = sig, []
+
+    def __enter__(self):
+        self.rng = _rng_state()
+        self.prev, ir._state.observer = ir._state.observer, self.programs
+        return self
+
+    def __exit__(self, *exc):
+        ir._state.observer = self.prev
 
 
 class _Tier:
-    """Call counts per signature for one (function, transform) pair, and its compiled form."""
+    """Guards, reproducibility records and compiled forms of one (function, transform) pair."""
 
     def __init__(self, f, make_jit):
-        self.make_jit, self.counts, self.hot = make_jit, {}, set()
-        self.jitted, self.fp = None, _fingerprint(f)
+        self.make_jit = make_jit
         self.f_ref = weakref.ref(f)
-        self.pending = set()
+        self.state = None         # the state the records and compiled forms below belong to
+        self.runs = {}            # sig -> (trace key, identical interpreted calls in a row)
+        self.jitted = {}          # sig -> compiled form (hot signatures)
+        self.pending, self.failed = set(), set()
+        self.never = None         # why f is never compiled, once known
+
+    def why(self):
+        if self.never:
+            return f"interpreted: {self.never}"
+        if self.jitted:
+            return f"compiled for {len(self.jitted)} signature(s)"
+        return f"interpreted: fewer than {policy.threshold} identical calls so far"
 
     def compiled_for(self, args, kwargs):
-        """The jitted function to call for these arguments, or None to interpret this call."""
+        """(compiled form, None) to run compiled, or (None, watch) to interpret this call
+        under `watch` (None when the call is not tracked)."""
         f = self.f_ref()
-        if f is None:
-            return None
+        if f is None or self.never:
+            return None, None
         try:
             sig = _signature(args, kwargs)
             hash(sig)
+            state = state_key(f)
+        except Unguardable as exc:
+            self._give_up_all(str(exc), warn=True)
+            return None, None
         except TypeError:
-            return None
-        if self.jitted is not None and _fingerprint(f) != self.fp:
-            self.jitted, self.hot, self.counts, self.fp = None, set(), {}, _fingerprint(f)
-        if sig in self.hot:
-            return self.jitted
-        n = self.counts[sig] = self.counts.get(sig, 0) + 1
-        if n < policy.threshold or sig in self.pending:
-            return None
-        if self.jitted is None:
-            self.jitted = self.make_jit()
-        if policy.background:
+            return None, None
+        if state != self.state:
+            self.state, self.runs, self.jitted = state, {}, {}
+        jitted = self.jitted.get(sig)
+        if jitted is not None:
+            return jitted, None
+        record = self.runs.get(sig)
+        if (record is not None and record[1] >= policy.threshold and sig not in self.pending
+                and sig not in self.failed):
+            jitted = self.make_jit()
+            if not policy.background:
+                self.jitted[sig] = jitted
+                return jitted, None
             self.pending.add(sig)
-            threading.Thread(target=self._warm, args=(sig, args, kwargs), daemon=True).start()
-            return None
-        self.hot.add(sig)
-        return self.jitted
+            threading.Thread(target=self._warm, args=(sig, jitted, args, kwargs),
+                             daemon=True).start()
+        return None, _Watch(sig)
+
+    def observe(self, watch):
+        """After an interpreted call under `watch`: count it if it traced as the last did."""
+        if self.never or not watch.programs:
+            return
+        if _rng_state() != watch.rng:
+            self._give_up_all("tracing it draws from NumPy's or Python's global random state")
+            return
+        key = trace_key(watch.programs[0])
+        record = self.runs.get(watch.sig)
+        if record is not None and record[0] != key:
+            self._give_up_all("two calls with the same arguments and state traced to "
+                              "different programs (it reads a clock, a random generator or "
+                              "other state the guards cannot see)")
+            return
+        self.runs[watch.sig] = (key, 1 if record is None else record[1] + 1)
 
     def give_up(self, args, kwargs):
         """Compiling or running this signature failed: interpret it from now on."""
         sig = _signature(args, kwargs)
-        self.hot.discard(sig)
-        self.counts[sig] = -(10 ** 9)
+        self.jitted.pop(sig, None)
+        self.failed.add(sig)
 
-    def _warm(self, sig, args, kwargs):
+    def _give_up_all(self, why, warn=False):
+        self.never, self.jitted, self.runs = why, {}, {}
+        if warn:
+            f = self.f_ref()
+            warnings.warn(f"funcgrad will not compile {getattr(f, '__name__', f)}: {why}; "
+                          "pass large state as arguments", RuntimeWarning, stacklevel=4)
+
+    def _warm(self, sig, jitted, args, kwargs):
         try:
-            self.jitted(*args, **kwargs)
-            self.hot.add(sig)
+            jitted(*args, **kwargs)
+            self.jitted[sig] = jitted
         except Exception:            # compiling failed: keep interpreting this signature
-            pass
+            self.failed.add(sig)
         finally:
             self.pending.discard(sig)
+
+
+def run_tiered(f, kind, make_jit, interpreted, args, kwargs):
+    """Call `interpreted` or, once f is hot for these arguments, its compiled form."""
+    tier = policy.tier(f, kind, make_jit)
+    if tier is None:
+        return interpreted(*args, **kwargs)
+    jitted, watch = tier.compiled_for(args, kwargs)
+    if jitted is not None:
+        try:
+            return jitted(*args, **kwargs)
+        except Exception:
+            tier.give_up(args, kwargs)
+            return interpreted(*args, **kwargs)
+    if watch is None:
+        return interpreted(*args, **kwargs)
+    with watch:
+        out = interpreted(*args, **kwargs)
+    tier.observe(watch)
+    return out

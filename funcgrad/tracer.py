@@ -93,6 +93,7 @@ def trace_flat(fn, avals, labels=None):
     """Trace fn(*tracers) -> list of outputs. Returns (program, consts): program inputs are the
     captured tracers of enclosing traces (consts, in order) followed by the given avals."""
     trace = Trace()
+    top = not ir._state.stack
     ins = [trace.new_input(a, None if labels is None else labels[i]) for i, a in enumerate(avals)]
     ir._state.stack.append(trace)
     try:
@@ -103,7 +104,11 @@ def trace_flat(fn, avals, labels=None):
         trace.active = False
     consts = [t for t, _ in trace.captured.values()]
     const_vars = [v for _, v in trace.captured.values()]
-    return Program(const_vars + trace.in_vars, trace.eqns, out_atoms), consts
+    prog = Program(const_vars + trace.in_vars, trace.eqns, out_atoms)
+    observer = ir._state.observer
+    if top and observer is not None and not observer:
+        observer.append(prog)
+    return prog, consts
 
 
 def _ns(name):

@@ -1,0 +1,249 @@
+"""Tiering is invisible: for any call sequence, a tiered transform returns what the interpreter
+returns, whatever impure Python sits around the traced values (state mutated in place or
+rebound, counters, random draws, clocks). Compared against the same transform with tiering off."""
+import random
+import time
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import funcgrad as fg
+import funcgrad.numpy as fnp
+from funcgrad.tiering import policy
+
+
+@pytest.fixture(autouse=True)
+def fresh_policy():
+    old = policy.threshold, policy.background
+    policy.reset()
+    policy.threshold, policy.background = 2, False
+    yield
+    policy.threshold, policy.background = old
+    policy.reset()
+
+
+def interpreted(call):
+    """What the reference interpreter returns for call() (tiering off)."""
+    old, policy.threshold = policy.threshold, 0
+    try:
+        return call()
+    finally:
+        policy.threshold = old
+
+
+def assert_same(got, want):
+    if isinstance(want, list) and not isinstance(got, list):
+        want = np.array(want, dtype=float)
+    for a, b in zip(fg.tree_util.tree_leaves(got), fg.tree_util.tree_leaves(want)):
+        np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-14)
+
+
+def is_compiled(f, kind=("value_and_grad", 0, False)):
+    t = policy._tiers.get(f, {}).get(kind)
+    return bool(t and t.jitted)
+
+
+# ---- the cases a user meets ------------------------------------------------------------------
+
+CFG = SimpleNamespace(scale=1.0)
+TABLE = {"shift": 0.0}
+SMALL = np.ones(3)
+BIG = np.ones(2000)                 # past the byte-for-byte limit: compared by digest
+HISTORY = [1.0]
+STEP = [0]
+
+
+def cfg_loss(x):
+    return fnp.sum(CFG.scale * fnp.sin(x * SMALL) + TABLE["shift"] * x) + HISTORY[-1] * fnp.sum(
+        BIG[:3] * x)
+
+
+@pytest.mark.parametrize("change", [
+    lambda v: setattr(CFG, "scale", v),
+    lambda v: TABLE.__setitem__("shift", v),
+    lambda v: SMALL.__setitem__(1, v),
+    lambda v: BIG.__setitem__(2, v),
+    lambda v: HISTORY.__setitem__(0, v),
+])
+def test_state_changed_after_compiling_is_seen(change):
+    x = np.array([0.3, -0.2, 0.9])
+    for v in (1.0, 1.0, 1.0, 1.0, 2.5, 2.5, 2.5, -1.0):
+        change(v)
+        assert_same(fg.grad(cfg_loss)(x), interpreted(lambda: fg.grad(cfg_loss)(x)))
+        if v == 1.0:
+            last = is_compiled(cfg_loss)
+    assert last                                            # it did compile in between
+    change(1.0)
+
+
+def test_data_mutated_in_place_by_plain_numpy_code_is_seen():
+    data = np.linspace(0.0, 1.0, 5000)
+
+    def loss(w):                     # data.mean() is computed by NumPy while tracing
+        return fnp.sum((w - data.mean()) ** 2)
+    w = np.zeros(2)
+    compiled = []
+    for step in range(8):
+        assert_same(fg.grad(loss)(w), interpreted(lambda: fg.grad(loss)(w)))
+        compiled.append(is_compiled(loss))
+        if step in (3, 4):
+            data[:] += 1.0
+    assert compiled[3] and not compiled[4] and compiled[7]
+
+
+def test_a_counter_the_loss_advances_keeps_advancing():
+    def loss(x):
+        STEP[0] += 1
+        return fnp.sum(x) * STEP[0]
+    STEP[0] = 0
+    got = [float(fg.grad(loss)(np.ones(2))[0]) for _ in range(12)]
+    assert got == [float(k) for k in range(1, 13)]
+    assert STEP[0] == 12 and not is_compiled(loss)
+
+
+def test_random_draws_inside_the_loss_stay_random():
+    def loss(x):                                        # dropout with np.random
+        mask = np.random.rand(3) > 0.5
+        return fnp.sum(fnp.where(mask, x, 0.0) * 2.0)
+    np.random.seed(0)
+    got = [fg.grad(loss)(np.ones(3)) for _ in range(12)]
+    np.random.seed(0)
+    want = [interpreted(lambda: fg.grad(loss)(np.ones(3))) for _ in range(12)]
+    assert_same(got, want)
+    assert "random" in policy.explain(loss)[("value_and_grad", 0, False)]
+
+    def loss_py(x):
+        return fnp.sum(x * random.random())
+    random.seed(1)
+    got = [fg.grad(loss_py)(np.ones(2)) for _ in range(6)]
+    random.seed(1)
+    assert_same(got, [interpreted(lambda: fg.grad(loss_py)(np.ones(2))) for _ in range(6)])
+
+
+def test_a_generator_object_or_a_clock_is_never_frozen():
+    rng = np.random.default_rng(3)
+
+    def loss(x):
+        return fnp.sum(x * rng.normal(size=2))
+    grads = [fg.grad(loss)(np.ones(2)) for _ in range(12)]
+    assert len({g.tobytes() for g in grads}) == 12
+    assert "different programs" in policy.explain(loss)[("value_and_grad", 0, False)]
+
+    def loss_t(x):
+        return fnp.sum(x) * time.perf_counter()
+    grads = [fg.grad(loss_t)(np.ones(1))[0] for _ in range(8)]
+    assert grads == sorted(grads) and len(set(grads)) == 8
+
+
+def test_a_config_object_passed_as_an_argument_is_compared_by_value():
+    cfg = SimpleNamespace(scale=1.0)
+    loss = lambda x, c: fnp.sum(x * c.scale)
+    for v in (1.0, 1.0, 1.0, 3.0, 3.0):
+        cfg.scale = v
+        assert_same(fg.grad(loss)(np.ones(2), cfg), [v, v])
+
+
+def test_callable_objects_bound_methods_and_partials():
+    import functools
+
+    class Model:
+        def __init__(self):
+            self.w = np.ones(2)
+
+        def __call__(self, x):
+            return fnp.sum(self.w * x)
+
+        def loss(self, x):
+            return fnp.sum(self.w * x ** 2)
+    m = Model()
+    part = functools.partial(lambda x, c: fnp.sum(c * x), c=np.ones(2))
+    for k in range(5):
+        m.w[0] = float(k // 3)                 # in place, after compiling
+        part.keywords["c"][1] = float(k)
+        assert_same(fg.grad(m)(np.ones(2)), [k // 3, 1.0])
+        assert_same(fg.grad(m.loss)(np.ones(2)), [2.0 * (k // 3), 2.0])
+        assert_same(fg.grad(part)(np.ones(2)), [1.0, k])
+
+
+def test_state_in_a_nested_lambda_or_comprehension_is_watched():
+    def loss(x):
+        return sum(fnp.sum(x * CFG.scale * k) for k in (1.0, 2.0))
+    for v in (1.0, 1.0, 1.0, 2.0):
+        CFG.scale = v
+        assert_same(fg.grad(loss)(np.ones(2)), [3.0 * v, 3.0 * v])
+    CFG.scale = 1.0
+
+
+def test_too_much_state_is_interpreted_with_a_warning():
+    from funcgrad import tiering
+    table = list(range(tiering._BUDGET + 10))
+    loss = lambda x: fnp.sum(x) * len(table)
+    with pytest.warns(RuntimeWarning, match="will not compile"):
+        for _ in range(4):
+            fg.grad(loss)(np.ones(2))
+    assert not is_compiled(loss)
+
+
+# ---- property: random call sequences ---------------------------------------------------------
+
+STATE = SimpleNamespace(scale=1.0, table={"a": 0.5}, arr=np.array([1.0, 2.0]),
+                        big=np.ones(1024), items=[0.5])
+
+
+def _state_loss(x):
+    s = STATE
+    return (fnp.sum(fnp.sin(x) * s.scale * s.arr) + s.table["a"] * fnp.sum(x ** 2)
+            + s.items[0] * fnp.sum(x * s.big[:2]))
+
+
+def _vec_fn(x):
+    return fnp.sin(x) * STATE.scale * STATE.arr + STATE.table["a"] * x * STATE.big[:2]
+
+
+TRANSFORMS = {
+    "grad": lambda x: fg.grad(_state_loss)(x),
+    "value_and_grad": lambda x: fg.value_and_grad(_state_loss)(x),
+    "vjp": lambda x: fg.vjp(_vec_fn, x)[1](np.array([1.0, -1.0])),
+    "jvp": lambda x: fg.jvp(_vec_fn, (x,), (np.array([0.5, 1.0]),)),
+    "vmap": lambda x: fg.vmap(_vec_fn)(np.stack([x, 2 * x])),
+    "jacfwd": lambda x: fg.jacfwd(_vec_fn)(x),
+    "jacrev": lambda x: fg.jacrev(_vec_fn)(x),
+    "hessian": lambda x: fg.hessian(_state_loss)(x),
+}
+
+
+def _apply(action, v):
+    if action == "scale":
+        STATE.scale = v
+    elif action == "table":
+        STATE.table["a"] = v
+    elif action == "arr":
+        STATE.arr[0] = v                       # in place
+    elif action == "rebind_arr":
+        STATE.arr = np.array([v, 2.0])
+    elif action == "big":
+        STATE.big[1] = v                       # in place, compared by digest
+    elif action == "items":
+        STATE.items[0] = v
+
+
+ACTIONS = st.tuples(st.sampled_from(["none", "none", "none", "scale", "table", "arr",
+                                     "rebind_arr", "big", "items"]),
+                    st.sampled_from([0.5, 2.0]))
+
+
+@settings(max_examples=12, deadline=None, suppress_health_check=list(HealthCheck))
+@given(kind=st.sampled_from(sorted(TRANSFORMS)), actions=st.lists(ACTIONS, min_size=30,
+                                                                    max_size=40))
+def test_tiered_equals_interpreted_for_any_call_sequence(kind, actions):
+    policy.reset()
+    STATE.scale, STATE.table, STATE.items = 1.0, {"a": 0.5}, [0.5]
+    STATE.arr, STATE.big = np.array([1.0, 2.0]), np.ones(1024)
+    call = TRANSFORMS[kind]
+    x = np.array([0.3, -0.7])
+    for action, v in actions:
+        _apply(action, v)
+        assert_same(call(x), interpreted(lambda: call(x)))
