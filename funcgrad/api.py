@@ -169,7 +169,7 @@ def make_ir(f, static_argnums=()):
     """
     static = (static_argnums,) if isinstance(static_argnums, int) else tuple(static_argnums)
 
-    @functools.wraps(f)
+    @functools.wraps(f, updated=())
     def traced(*args, **kwargs):
         a = _Args(f, args, kwargs, static_argnums=static, trace_numbers=(int, float, complex))
         prog, consts, _ = _trace_call(f, a)
@@ -242,13 +242,13 @@ def value_and_grad(f, argnums=0, has_aux=False):
         return jit(_value_and_grad(f, argnums, has_aux))
     vg = _tiered(f, ("value_and_grad", argnums, has_aux), make_jit,
                  _value_and_grad(f, argnums, has_aux))
-    vg = functools.wraps(f)(vg)
+    vg = functools.wraps(f, updated=())(vg)
     vg.__name__ = f"value_and_grad_of_{_fn_name(f)}"
     return vg
 
 
 def _value_and_grad(f, argnums=0, has_aux=False):
-    @functools.wraps(f)
+    @functools.wraps(f, updated=())
     def value_and_grad_f(*args, **kwargs):
         nums, single = _argnums_tuple(argnums, len(args), f)
         a = _Args(f, args, kwargs, diff_argnums=nums)
@@ -279,7 +279,7 @@ def grad(f, argnums=0, has_aux=False):
     """
     vg = value_and_grad(f, argnums, has_aux)
 
-    @functools.wraps(f)
+    @functools.wraps(f, updated=())
     def grad_f(*args, **kwargs):
         (val, g) = vg(*args, **kwargs)
         return (g, val[1]) if has_aux else g

@@ -87,7 +87,7 @@ class custom_vjp:
     """
 
     def __init__(self, fun, nondiff_argnums=()):
-        functools.update_wrapper(self, fun)
+        functools.update_wrapper(self, fun, updated=())
         self.fun, self.nondiff_argnums = fun, tuple(nondiff_argnums)
         self.fwd = self.bwd = None
         self._in_fwd = False
@@ -158,7 +158,7 @@ class custom_jvp:
     """
 
     def __init__(self, fun, nondiff_argnums=()):
-        functools.update_wrapper(self, fun)
+        functools.update_wrapper(self, fun, updated=())
         self.fun, self.nondiff_argnums = fun, tuple(nondiff_argnums)
         self._vjp = None
 
@@ -334,7 +334,7 @@ def _checkpoint_with_policy(f, policy):
     their cotangents)."""
     from .tracer import trace_flat
 
-    @functools.wraps(f)
+    @functools.wraps(f, updated=())
     def wrapped(*args, **kwargs):
         leaves, in_tree = tree_flatten((args, kwargs))
         slots = [i for i, x in enumerate(leaves) if isinstance(x, Traced)]

@@ -222,11 +222,11 @@ def _jacobian(f, argnums, has_aux, forward):
         from .jit import jit
         return jit(jac)
     kind = ("jacfwd" if forward else "jacrev", repr(argnums), has_aux)
-    return functools.wraps(f)(_tiered(f, kind, make_jit, jac))
+    return functools.wraps(f, updated=())(_tiered(f, kind, make_jit, jac))
 
 
 def _jacobian_interpreted(f, argnums, has_aux, forward):
-    @functools.wraps(f)
+    @functools.wraps(f, updated=())
     def jac(*args, **kwargs):
         nums, single = _argnums_tuple(argnums, len(args), f)
         g = _select(f, args, nums, kwargs)
@@ -284,7 +284,7 @@ def hessian(f, argnums=0):
     def make_jit():
         from .jit import jit
         return jit(h)
-    h = functools.wraps(f)(_tiered(f, ("hessian", repr(argnums)), make_jit, h))
+    h = functools.wraps(f, updated=())(_tiered(f, ("hessian", repr(argnums)), make_jit, h))
     h.__name__ = f"hessian_of_{_fn_name(f)}"
     return h
 

@@ -128,7 +128,7 @@ class JitFunction:
         self.parallel = parallel
         self._entries: dict = {}
         self._fast: dict = {}
-        functools.update_wrapper(self, f)
+        functools.update_wrapper(self, f, updated=())
 
     def _signature(self, a: _Args):
         statics = tuple(s[1] for s in a.slots if not isinstance(s, int))

@@ -54,7 +54,7 @@ def vmap(f, in_axes=0, out_axes=0):
         >>> fg.vmap(lambda x: fnp.dot(x, x))(np.ones((5, 3)))        # five dot products
         array([3., 3., 3., 3., 3.])
     """
-    @functools.wraps(f)
+    @functools.wraps(f, updated=())
     def vf(*args, **kwargs):
         if kwargs:
             raise TypeError(f"fg.vmap of {_fn_name(f)}: keyword arguments ({', '.join(kwargs)}) are "
@@ -116,6 +116,6 @@ def vmap(f, in_axes=0, out_axes=0):
     def make_jit():
         from .jit import jit
         return jit(vf)
-    tiered = functools.wraps(f)(_tiered(f, ("vmap", repr(in_axes), repr(out_axes)), make_jit, vf))
+    tiered = functools.wraps(f, updated=())(_tiered(f, ("vmap", repr(in_axes), repr(out_axes)), make_jit, vf))
     tiered.__name__ = vf.__name__
     return tiered

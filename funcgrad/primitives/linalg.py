@@ -62,7 +62,7 @@ def _public(fn):
     """Export fn as funcgrad.numpy.linalg.<name>; on concrete inputs NumPy's own function runs."""
     np_fn = getattr(np.linalg, fn.__name__, fn)     # (NumPy 1.x lacks the NumPy 2 names)
 
-    @functools.wraps(fn)
+    @functools.wraps(fn, updated=())
     def wrapper(*args, **kwargs):
         if _has_traced(args) or _has_traced(kwargs.values()):
             return fn(*args, **kwargs)
