@@ -153,12 +153,15 @@ def _trace_call(f, a: _Args):
 
 
 def _to_numpy(x):
+    """An interpreted result as the caller gets it: a NumPy scalar for 0-d, else a fresh copy
+    (the interpreter may hand back an argument, a captured constant, a stored residual or a
+    view of one; copying costs little next to interpreting)."""
     if isinstance(x, Traced):
         return x
     x = np.asarray(x)
     if x.ndim == 0:
         return x[()]
-    return x if x.flags.writeable else x.copy()
+    return x.copy()
 
 
 def make_ir(f, static_argnums=()):

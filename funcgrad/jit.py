@@ -12,7 +12,7 @@ import functools
 
 import numpy as np
 
-from .api import _Args, _to_numpy, _trace_call, evaluate
+from .api import _Args, _trace_call, evaluate
 from .ir import Traced
 from .transforms.scalarize import scalarize
 from .transforms.simplify import simplify
@@ -58,7 +58,8 @@ class _Entry:
     def run(self, vals):
         args = [np.asarray(v)[()] if s else v for v, s in zip(vals, self.scalar_in)]
         res = self.compiled(*args)
-        return [t(r) if t is not None else r for r, t in zip(res, self.out_types)]
+        return owned([t(r) if t is not None else r for r, t in zip(res, self.out_types)],
+                     args, self.compiled.consts)
 
     def _fast_call(self):
         """The call used when every argument is an array: as little Python as possible."""
@@ -67,15 +68,39 @@ class _Entry:
         if tree is None:
             return None
         if simple and tree.node_type is None and len(self.out_types) == 1:
-            if consts:
-                return lambda args: fn(*args, *consts)[0]
-            return lambda args: fn(*args)[0]
+            def one(args):
+                r = fn(*args, *consts)[0]
+                for s in args:
+                    if r is s or type(s) is np.ndarray and np.may_share_memory(r, s):
+                        return r.copy()
+                return _own_one(r, consts)
+            return one
         types = self.out_types
         if tree.node_type is None and len(types) == 1 and types[0] is not None:
             t0 = types[0]          # one scalar result (a loss, a derivative of a scalar)
             return lambda args: t0(fn(*args, *consts)[0])
-        return lambda args: tree_unflatten(tree, [t(r) if t is not None else r for r, t in
-                                                  zip(fn(*args, *consts), types)])
+        return lambda args: tree_unflatten(tree, owned([t(r) if t is not None else r for r, t in
+                                                        zip(fn(*args, *consts), types)],
+                                                       args, consts))
+
+
+def _own_one(r, sources):
+    for s in sources:
+        if r is s or type(s) is np.ndarray and np.may_share_memory(r, s):
+            return r.copy()
+    return r if r.flags.writeable else r.copy()
+
+
+def owned(results, args, consts):
+    """Compiled results as fresh arrays the caller owns: an array result that shares memory
+    with an argument, a captured constant (the same object on every call) or another result
+    is copied. A kernel returns its input itself for `lambda x: x`, and views for reshapes."""
+    seen = [s for s in (*args, *consts) if type(s) is np.ndarray]
+    for i, r in enumerate(results):
+        if type(r) is np.ndarray and r.ndim:
+            r = results[i] = _own_one(r, seen)
+            seen.append(r)
+    return results
 
 
 class Lowered:
@@ -166,8 +191,8 @@ class JitFunction:
             if (key is not None and not kwargs and not self.static_argnums
                     and len(a.dyn_vals) == len(args)):
                 self._fast[key] = entry.fast
-            return tree_unflatten(entry.out_tree, [_to_numpy(r) for r in out])
-        return tree_unflatten(entry.out_tree, [_to_numpy(r) for r in entry.run(a.dyn_vals)])
+            return tree_unflatten(entry.out_tree, out)
+        return tree_unflatten(entry.out_tree, entry.run(a.dyn_vals))
 
     def _compile(self, a):
         from .backend.compile import compile_program

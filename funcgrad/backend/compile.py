@@ -48,7 +48,7 @@ UNSUPPORTED_DTYPES = ("float16",)     # Numba has no arithmetic for them
 
 def _interpreted(prog, why):
     from ..interpreter import eval_program
-    return Compiled(lambda *args: tuple(eval_program(prog, *args)), [],
+    return Compiled(lambda *args: tuple(np.array(r) for r in eval_program(prog, *args)), [],
                     f"# not compiled ({why}): runs in funcgrad's interpreter\n", prog)
 
 
