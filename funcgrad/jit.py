@@ -14,6 +14,7 @@ import numpy as np
 
 from .api import _Args, _trace_call, evaluate
 from .ir import Traced
+from .tiering import value_key
 from .transforms.scalarize import scalarize
 from .transforms.simplify import simplify
 from .tree_util import tree_flatten, tree_unflatten
@@ -157,10 +158,8 @@ class JitFunction:
 
     def _signature(self, a: _Args):
         statics = tuple(s[1] for s in a.slots if not isinstance(s, int))
-        try:
-            hash(statics)
-        except TypeError:
-            statics = tuple(id(s) for s in statics)
+        if statics:            # by value, never by identity: a mutated static recompiles
+            statics = value_key(statics)
         return (tuple(a.trees), tuple(a.avals()), statics)
 
     def lower(self, *args, **kwargs):

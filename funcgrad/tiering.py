@@ -49,7 +49,7 @@ import numpy as np
 from . import ir
 from .ir import Lit, Program, Traced, Var
 
-__all__ = ["policy", "TieringPolicy", "state_key"]
+__all__ = ["policy", "TieringPolicy", "state_key", "value_key"]
 
 
 class TieringPolicy:
@@ -290,6 +290,12 @@ def state_key(f):
     if isinstance(f, types.FunctionType):
         return w.function(f, _DEPTH)
     return w.key(f)
+
+
+def value_key(v):
+    """A key of v by value (numbers, strings, containers, objects' attributes; arrays by
+    identity and content): equal keys mean a trace reading v cannot tell them apart."""
+    return _Walker().key(v)
 
 
 def trace_key(prog):

@@ -184,3 +184,15 @@ def test_update_of_a_reshaped_input_does_not_write_into_the_input():
     x = np.arange(6.0)
     out = fg.jit(lambda x: x.reshape(2, 3).at[0, 0].set(100.0))(x)
     assert out[0, 0] == 100.0 and np.array_equal(x, np.arange(6.0))
+
+
+def test_static_arguments_are_keyed_by_value_not_identity():
+    from types import SimpleNamespace
+    table = np.array([1.0, 2.0])
+    cfg = SimpleNamespace(scale=2.0)
+    f = fg.jit(lambda x, t, c: x * t * c.scale, static_argnums=(1, 2))
+    x = np.ones(2)
+    np.testing.assert_allclose(f(x, table, cfg), [2.0, 4.0])
+    table[0], cfg.scale = 10.0, 3.0              # mutated in place: recompiled, not stale
+    np.testing.assert_allclose(f(x, table, cfg), [30.0, 6.0])
+    np.testing.assert_allclose(f(x, [1.0, 1.0], cfg), [3.0, 3.0])      # unhashable list
