@@ -10,6 +10,7 @@ Owns flatten/unflatten and the registry of container types. Imports nothing from
 """
 from __future__ import annotations
 
+import collections
 import dataclasses
 from typing import Any, Callable, NamedTuple
 
@@ -61,11 +62,37 @@ register_pytree_node(dict, lambda d: ([d[k] for k in _sorted_keys(d)], tuple(_so
 register_pytree_node(type(None), lambda _: ([], None), lambda _, c: None)
 
 
+def _dict_subclass_node(cls):
+    """A dict subclass is a dict node that rebuilds as its own class: OrderedDict keeps its
+    key order, defaultdict its default_factory, others their keys sorted as dicts do.
+    aux = (keys, default_factory or None)."""
+    ordered = issubclass(cls, collections.OrderedDict)
+
+    def flatten(d):
+        keys = tuple(d) if ordered else tuple(_sorted_keys(d))
+        return [d[k] for k in keys], (keys, getattr(d, "default_factory", None))
+
+    def unflatten(aux, children):
+        keys, factory = aux
+        if issubclass(cls, collections.defaultdict):
+            return cls(factory, zip(keys, children))
+        try:
+            return cls(zip(keys, children))
+        except TypeError:                  # a constructor with other arguments
+            new = cls.__new__(cls)
+            dict.update(new, zip(keys, children))
+            return new
+    return _NodeType(flatten, unflatten)
+
+
 def _node_type(x):
     nt = _registry.get(type(x))
-    if nt is None and isinstance(x, tuple) and hasattr(type(x), "_fields"):  # namedtuple
+    if nt is None:
         cls = type(x)
-        return _NodeType(lambda t: (list(t), None), lambda _, c, cls=cls: cls(*c))
+        if isinstance(x, tuple) and hasattr(cls, "_fields"):          # namedtuple
+            nt = _registry[cls] = _NodeType(lambda t: (list(t), None), lambda _, c: cls(*c))
+        elif isinstance(x, dict):
+            nt = _registry[cls] = _dict_subclass_node(cls)
     return nt
 
 
@@ -93,6 +120,9 @@ class PyTreeDef:
         if self.node_type is dict:
             inner = ", ".join(f"{k!r}: {c!r}" for k, c in zip(self.aux, self.children))
             return "{" + inner + "}"
+        if issubclass(self.node_type, dict):
+            inner = ", ".join(f"{k!r}: {c!r}" for k, c in zip(self.aux[0], self.children))
+            return f"{self.node_type.__name__}({{{inner}}})"
         return f"{self.node_type.__name__}({inner})"
 
 
@@ -150,10 +180,7 @@ def _unflatten(td, it):
             raise ValueError("too few leaves for tree structure")
         return leaf
     children = [_unflatten(c, it) for c in td.children]
-    nt = _registry.get(td.node_type)
-    if nt is None:  # namedtuple
-        return td.node_type(*children)
-    return nt.unflatten(td.aux, children)
+    return _registry[td.node_type].unflatten(td.aux, children)
 
 
 def tree_leaves(tree, is_leaf=None):
@@ -210,7 +237,7 @@ def _paths(x, prefix, out):
         return
     children, aux = nt.flatten(x)
     if isinstance(x, dict):
-        keys = aux
+        keys = aux if type(x) is dict else aux[0]
     elif hasattr(type(x), "_fields"):
         keys = type(x)._fields
     elif dataclasses.is_dataclass(x):

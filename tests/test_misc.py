@@ -278,3 +278,29 @@ def test_errors_match_numpy():
             f(x)
         with pytest.raises(exc):
             evaluate(f, x)
+
+
+def test_dict_subclasses_are_pytrees():
+    import collections
+    from types import SimpleNamespace
+
+    class Params(dict):
+        pass
+    x = np.array([1.0, 2.0])
+    for make in (collections.OrderedDict, lambda kv: collections.defaultdict(list, kv), Params):
+        params = make([("w", x), ("b", np.array(0.5))])
+        loss = lambda p: fnp.sum(p["w"] ** 2) + p["b"]
+        g = fg.grad(loss)(params)
+        assert type(g) is type(params) and sorted(g) == sorted(params)
+        if isinstance(params, collections.OrderedDict):
+            assert list(g) == ["w", "b"]
+        np.testing.assert_allclose(g["w"], 2 * x)
+        np.testing.assert_allclose(g["b"], 1.0)
+        if isinstance(params, collections.defaultdict):
+            assert g.default_factory is list
+        jitted = fg.jit(lambda p: p["w"] * p["b"])
+        np.testing.assert_allclose(jitted(params), x * 0.5)
+        params["b"] = np.array(3.0)             # a new entry value is seen, not a cached leaf
+        np.testing.assert_allclose(jitted(params), x * 3.0)
+    flat = fg.tree_util.tree_flatten_with_path(collections.OrderedDict([("z", 1.0), ("a", 2.0)]))
+    assert [p for p, _ in flat[0]] == [("z",), ("a",)]
