@@ -154,13 +154,14 @@ class Primitive:
     Aval(s); vjp(ct, *ins, out=..., **params) returns one cotangent (or None) per input;
     jvp(primals, tangents, **params) -> (outs, out tangents), None for a zero tangent (optional:
     derived from vjp when absent); batch(ins, flags, size, **params) -> outputs batched on
-    axis 0; vjp_split: see transforms/vjp.py.
+    axis 0; vjp_split: see transforms/vjp.py. opaque: the derivative is unknown (a host
+    callback): its vjp rule raises, and forward mode raises where its tangent would be used.
     """
 
     def __init__(self, name, *, impl, abstract, vjp=None, jvp=None, batch=None,
                  multiple_results=False, differentiable=True, numba=None, doc=None,
-                 vjp_split=None):
-        self.name, self.vjp_split = name, vjp_split
+                 vjp_split=None, opaque=False):
+        self.name, self.vjp_split, self.opaque = name, vjp_split, opaque
         self.impl, self.abstract, self.vjp, self.jvp, self.batch = impl, abstract, vjp, jvp, batch
         self.multiple_results, self.differentiable = multiple_results, differentiable
         self.numba, self.__doc__ = numba, doc

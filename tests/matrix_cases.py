@@ -501,7 +501,7 @@ callback_exp.defvjp(lambda x: (callback_exp(x), callback_exp(x)), lambda ex, g: 
 def _user_derivatives(x, y):
     return {
         "stop_gradient": x * fg.stop_gradient(x), "custom_vjp": softplus(x),
-        "custom_vjp(nan/inf)": softplus(y), "pure_callback": fg.pure_callback(np.sort, y, y) + x,
+        "custom_vjp(nan/inf)": softplus(y), "pure_callback": fg.pure_callback(np.sort, y, fg.stop_gradient(y)) + x,
         "custom_vjp(pure_callback)": callback_exp(x[::-1]),
         "checkpoint (remat_barrier)": _remat(x),
     }

@@ -255,3 +255,14 @@ def test_derived_forward_rules_are_not_cached_for_per_call_params():
     for _ in range(5):
         fg.jvp(lambda x: fnp.sum(block(x)), (np.ones(2),), (np.ones(2),))
     assert len(jvp_mod._derived) == size
+
+
+def test_differentiating_through_a_pure_callback_is_an_error():
+    f = lambda x: fnp.sum(fg.pure_callback(np.sort, x, x))
+    x = rand((3,), seed=13)
+    for d in (lambda: fg.grad(f)(x), lambda: fg.jvp(f, (x,), (x,)), lambda: fg.jit(fg.grad(f))(x)):
+        with pytest.raises(fg.UnsupportedFunctionError, match="custom_vjp.*autograd.Function"):
+            d()
+    np.testing.assert_allclose(f(x), np.sum(x))           # forward still works
+    g = lambda x: fnp.sum(fg.pure_callback(np.sort, x, fg.stop_gradient(x)) + x)
+    np.testing.assert_allclose(fg.grad(g)(x), np.ones(3))  # stop_gradient: no error

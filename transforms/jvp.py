@@ -96,6 +96,21 @@ def derived_jvp(prim, primals, tangents, params):
     return outs[0], touts[0]
 
 
+def _check_unknown(e, atoms, unknown):
+    """An opaque equation's tangent is unknown: using it (in a differentiable equation, or as
+    an output) is an error, raised by that equation's vjp rule. A custom_vjp_call equation
+    does not use the tangents of the outputs it marks (its rule replaces them)."""
+    if not unknown or (e is not None and (not e.prim.differentiable
+                                          or e.prim.name == "custom_vjp_call")):
+        return
+    for v in atoms:
+        hit = unknown.get(getattr(v, "id", None))
+        if hit is not None:
+            op, ins = hit
+            with ir.use_source(op.src):
+                op.prim.vjp(None, *ins, out=None, **op.params)
+
+
 def jvp_program(prog: Program, wrt) -> Program:
     """Program (*inputs, *tangents for inputs with wrt True) -> (*outputs, *output tangents).
     Outputs that are not floating point get no tangent (they are not in the result)."""
@@ -106,12 +121,17 @@ def jvp_program(prog: Program, wrt) -> Program:
         xs, ts = args[:n_in], iter(args[n_in:])
         env = {v.id: x for v, x in zip(prog.in_vars, xs)}
         tan = {v.id: next(ts) for v, w in zip(prog.in_vars, wrt) if w}
+        unknown = {}        # var id -> the opaque equation whose unknown tangent it carries
         for e in prog.eqns:
             ins = [v.val if isinstance(v, Lit) else env[v.id] for v in e.inputs]
             tins = [None if isinstance(v, Lit) or not v.aval.is_float else tan.get(v.id)
                     for v in e.inputs]
+            _check_unknown(e, e.inputs, unknown)
             with ir.use_source(e.src):
-                if not e.prim.differentiable or all(t is None for t in tins):
+                if e.prim.opaque and any(t is not None for t in tins):
+                    out, touts = ir.bind_staged(e.prim, *ins, **e.params), None
+                    unknown.update((v.id, (e, ins)) for v in e.outputs if v.aval.is_float)
+                elif not e.prim.differentiable or all(t is None for t in tins):
                     out, touts = ir.bind_staged(e.prim, *ins, **e.params), None
                 elif e.prim.jvp is not None:
                     out, touts = e.prim.jvp(ins, tins, **e.params)
@@ -125,6 +145,7 @@ def jvp_program(prog: Program, wrt) -> Program:
                 if t is not None and v.aval.is_float:
                     tan[v.id] = t
         res = [o.val if isinstance(o, Lit) else env[o.id] for o in prog.outs]
+        _check_unknown(None, prog.outs, unknown)
         for o in prog.outs:
             if o.aval.is_float:
                 t = None if isinstance(o, Lit) else tan.get(o.id)

@@ -27,7 +27,8 @@ def active_vars(prog: Program, wrt):
     """Ids of the variables that depend differentiably on the inputs marked in `wrt`."""
     active = {v.id for v, w in zip(prog.in_vars, wrt) if w}
     for e in prog.eqns:
-        if e.prim.differentiable and any(isinstance(v, Var) and v.id in active for v in e.inputs):
+        if (e.prim.differentiable or e.prim.opaque) and any(
+                isinstance(v, Var) and v.id in active for v in e.inputs):
             active.update(v.id for v in e.outputs if v.aval.is_float)
     return active
 

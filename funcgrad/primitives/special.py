@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import ir
+from .._errors import UnsupportedFunctionError, where
 from .base import BatchRule, batched, define, full
 
 stop_gradient_p = define(
@@ -49,9 +51,18 @@ def _callback_impl(*xs, spec):
     return out.astype(spec.aval.dtype, copy=False)
 
 
+def _callback_no_derivative(ct, *xs, out, spec):
+    raise UnsupportedFunctionError(
+        f"cannot differentiate through fg.pure_callback({getattr(spec.fn, '__name__', spec.fn)})"
+        f"{where(ir._state.override[0])}: funcgrad cannot see inside NumPy code it calls back. "
+        "Wrap the callback in an fg.custom_vjp and give its backward rule (PyTorch: "
+        "torch.autograd.Function), or apply fg.stop_gradient to its inputs if no gradient "
+        "should flow through it.")
+
+
 pure_callback_p = define(
     "pure_callback", impl=_callback_impl, abstract=lambda *avals, spec: spec.aval,
-    differentiable=False,
+    vjp=_callback_no_derivative, opaque=True, differentiable=False,
     doc="Calls a NumPy function on concrete arrays; shapes and dtypes of the results are given.")
 
 
