@@ -7,7 +7,8 @@ Re-exports the public API; no logic lives here.
 """
 from . import tree_util
 from ._errors import (CarryTypeError, ConcretizationError, EscapedTracerError, FuncgradError, IntegerInputError,
-                      MutationError, NonScalarOutputError, ShapeError, UnsupportedFunctionError)
+                      MutationError, NonScalarOutputError, ShapeError, UnsupportedDtypeError,
+                      UnsupportedFunctionError)
 from .api import grad, make_ir, value_and_grad, vjp
 from .derivatives import hessian, hvp, jacfwd, jacrev, jvp, linearize
 from .custom import (checkpoint, checkpoint_name, checkpoint_policies, custom_jvp, custom_vjp,
@@ -20,11 +21,12 @@ from .jit import disable_jit, jit
 from .backend.cache import cache_dir, clear_cache
 from .ir import Program
 from . import numpy  # noqa: F401  (funcgrad.numpy)
+from . import nn  # noqa: F401  (fg.nn)
 
 __version__ = "0.1.0"
 __all__ = ["grad", "value_and_grad", "vjp", "jvp", "linearize", "jacfwd", "jacrev", "hessian", "hvp", "vmap",
            "stop_gradient", "custom_vjp", "custom_jvp", "checkpoint", "checkpoint_name", "checkpoint_policies",
            "pure_callback", "make_ir", "jit",
-           "fori_loop", "scan", "while_loop", "cond", "switch", "disable_jit", "clear_cache", "cache_dir", "eval_program", "tree_util", "Program",
+           "fori_loop", "scan", "while_loop", "cond", "switch", "disable_jit", "clear_cache", "cache_dir", "eval_program", "tree_util", "nn", "Program",
            "FuncgradError", "CarryTypeError", "ConcretizationError", "MutationError", "NonScalarOutputError",
-           "IntegerInputError", "UnsupportedFunctionError", "ShapeError", "EscapedTracerError"]
+           "IntegerInputError", "UnsupportedFunctionError", "UnsupportedDtypeError", "ShapeError", "EscapedTracerError"]

@@ -94,6 +94,10 @@ class UnsupportedFunctionError(FuncgradError, NotImplementedError):
     """A NumPy function or ufunc method that funcgrad cannot trace."""
 
 
+class UnsupportedDtypeError(FuncgradError, TypeError):
+    """A dtype funcgrad cannot trace yet (complex numbers)."""
+
+
 class ShapeError(FuncgradError, ValueError):
     """Operand shapes that do not fit together, found while tracing."""
 

@@ -11,7 +11,7 @@ import numpy as np
 
 from . import ir
 from ._errors import (ConcretizationError, EscapedTracerError, MutationError,
-                      UnsupportedFunctionError, user_frame, where)
+                      UnsupportedDtypeError, UnsupportedFunctionError, user_frame, where)
 from .ir import Eqn, Lit, Program, Traced, Var
 from .primitives.base import LINALG, NAMESPACE
 
@@ -29,6 +29,8 @@ class Trace:
         self.active = True
 
     def new_input(self, aval, label=None):
+        if aval.dtype.kind == "c":
+            _refuse_complex(f"argument {label}" if label else "an input")
         v = Var(aval)
         self.in_vars.append(v)
         if label is not None:
@@ -48,13 +50,18 @@ class Trace:
                 f"a traced value {x.aval} escaped from the function that was being transformed "
                 f"and was used again{where(user_frame())}. Return it instead of storing it in a "
                 "global, a list or a closure.")
-        return Lit(x if isinstance(x, (np.ndarray, np.generic)) else np.asarray(x))
+        lit = Lit(x if isinstance(x, (np.ndarray, np.generic)) else np.asarray(x))
+        if lit.aval.dtype.kind == "c":
+            _refuse_complex(f"the constant {x!r}" if np.ndim(x) == 0 else "a constant array")
+        return lit
 
     def record(self, prim, args, params):
         ins = [self.to_atom(a) for a in args]
         out_avals = prim.abstract(*[i.aval for i in ins], **params)
         if not prim.multiple_results:
             out_avals = (out_avals,)
+        if any(a.dtype.kind == "c" for a in out_avals):
+            _refuse_complex(f"the result of {prim.name}")
         outs = [Var(a) for a in out_avals]
         src = ir._state.override[0] or user_frame()
         self.eqns.append(Eqn(prim, ins, outs, params, src))
@@ -73,6 +80,14 @@ class Trace:
             if v.id in need and v.id in self.labels:
                 labels.add(self.labels[v.id])
         return sorted(labels)
+
+
+def _refuse_complex(what):
+    raise UnsupportedDtypeError(
+        f"complex numbers are not supported yet: {what} is complex{where(user_frame())}. "
+        "funcgrad's rules are written for real numbers and would silently return wrong "
+        "derivatives. Work with the real and imaginary parts as two float arrays "
+        "(x.real, x.imag) until complex support lands.")
 
 
 # A traced program this long compiles slowly (Numba: seconds per thousand equations); most

@@ -70,9 +70,11 @@ def test_zero_derivative_functions(name):
 def test_conventions_at_nondifferentiable_points():
     z = np.zeros(3)
     assert np.all(fg.grad(lambda x: fnp.sum(fnp.abs(x)))(z) == 0)
-    assert np.all(fg.grad(lambda x: fnp.sum(fnp.maximum(x, 0.0)))(z) == 0)    # relu'(0) = 0
-    assert np.all(fg.grad(lambda x: fnp.sum(np.maximum(0.0, x)))(z) == 0)
-    assert np.all(fg.grad(lambda x: fnp.sum(fnp.minimum(x, 0.0)))(z) == 0)
+    for f in (lambda x: fnp.maximum(x, 0.0), lambda x: np.maximum(0.0, x),
+              lambda x: fnp.minimum(x, 0.0), lambda x: fnp.fmax(x, 0.0), lambda x: fnp.fmin(0.0, x)):
+        assert np.all(fg.grad(lambda x: fnp.sum(f(x)))(z) == 0.5)        # a tie splits evenly
+        assert np.all(fg.jit(fg.grad(lambda x: fnp.sum(f(x))))(z) == 0.5)
+    assert np.all(fg.grad(lambda x: fnp.sum(fg.nn.relu(x)))(z) == 0)      # relu'(0) = 0
     with np.errstate(divide="ignore"):
         assert np.all(np.isposinf(fg.grad(lambda x: fnp.sum(fnp.sqrt(x)))(z)))   # sqrt'(0) = inf
     for f in (fnp.floor, fnp.ceil, fnp.round, fnp.sign):
@@ -111,3 +113,11 @@ def test_integer_powers_exact_for_negative_bases(n):
     check_grads(lambda x: x ** n, (x,), order=2)
     i = np.arange(1, 4)
     assert np.asarray(evaluate(lambda x: i ** 2 + 0 * x[0], x)).dtype == (i ** 2 + 0 * x[0]).dtype
+
+
+def test_ties_keep_the_sum_rule():
+    x = np.array([3.0, 1.0, 2.0, 5.0, 0.5])         # the middle element meets itself
+    for f in (fnp.fmin, fnp.fmax, fnp.minimum, fnp.maximum):
+        g = fg.grad(lambda x: fnp.sum(f(x, x[::-1])))(x)
+        assert g[2] == 1.0, (f, g)
+        np.testing.assert_array_equal(fg.grad(lambda x: fnp.sum(f(x, x)))(x), np.ones(5))

@@ -97,3 +97,16 @@ def test_escaped_tracer():
     fg.grad(lambda x: leaked.append(x) or x * 2.0)(1.0)
     with pytest.raises(fg.EscapedTracerError, match="escaped|after the transform"):
         fnp.sin(leaked[0])
+
+
+def test_complex_numbers_are_refused_not_treated_as_real():
+    cases = [lambda: fg.grad(lambda x: fnp.abs(x * 1j))(0.7),
+             lambda: fg.grad(lambda x: fnp.sum(x))(np.array([1.0 + 2.0j])),
+             lambda: fg.jit(lambda x: fnp.sum(x.astype(complex)))(np.ones(2)),
+             lambda: fg.jit(lambda x: x * np.array([1j, 2.0]))(np.ones(2)),
+             lambda: fnp.conj(np.array([1 + 1j]))]
+    for case in cases:
+        with pytest.raises(fg.UnsupportedDtypeError, match="complex numbers are not supported"):
+            case()
+    with pytest.raises(fg.UnsupportedDtypeError, match="test_errors.py"):   # the user's line
+        fg.grad(lambda x: fnp.abs(x * 1j))(0.7)

@@ -6,14 +6,14 @@ only ever see operands of one shape and dtype. `domain` is where tests draw inpu
 
 Gradient conventions at non-differentiable points (documented in docs/conventions.md):
 abs'(0) = 0; sign, floor, ceil, rint, trunc, comparisons have derivative 0; sqrt'(0) = inf;
-maximum/minimum send the cotangent to the strictly larger/smaller operand and to neither at a
-tie, so relu = maximum(x, 0) has derivative 0 at 0 (as PyTorch's relu).
+maximum/minimum send the cotangent to the larger/smaller operand and half to each at a tie (as
+JAX and PyTorch do), so the derivative of maximum(x, x) is 1; fg.nn.relu has derivative 0 at 0.
 """
 from __future__ import annotations
 
 import numpy as np
 
-from .._errors import UnsupportedFunctionError
+from .._errors import UnsupportedDtypeError, UnsupportedFunctionError
 from ..ir import Traced
 from .base import (apply_elementwise, convert, define, dtype_or_pytype, elementwise_abstract,
                    export, full, resolve_ufunc)
@@ -55,6 +55,16 @@ def _ufunc(ufunc, vjp=None, *, domain="real", aliases=(), name=None):
 
 def _where0(cond, x):
     return where(cond, 0.0, x)
+
+
+def select_vjp(chosen):
+    """The vjp of a binary selection (maximum, minimum, fmax, fmin): the cotangent goes to the
+    operand that is selected, and half to each at a tie, so the two shares always add up to
+    ct (maximum(x, x) has derivative 1). chosen(a, b): a is selected over b."""
+    def vjp(ct, x, y, *, out):
+        tie = where(x == y, ct * 0.5, 0.0)
+        return where(chosen(x, y), ct, tie), where(chosen(y, x), ct, tie)
+    return vjp
 
 
 # ---- arithmetic -----------------------------------------------------------------------------
@@ -110,10 +120,8 @@ rint = _ufunc(np.rint)
 trunc = _ufunc(np.trunc, aliases=("fix",))
 square = _ufunc(np.square, lambda ct, x, *, out: (ct * 2.0 * x,))
 reciprocal = _ufunc(np.reciprocal, lambda ct, x, *, out: (-ct * out * out,), domain="nonzero")
-maximum = _ufunc(np.maximum, lambda ct, x, y, *, out: (_where0(x <= y, ct), _where0(y <= x, ct)),
-)
-minimum = _ufunc(np.minimum, lambda ct, x, y, *, out: (_where0(x >= y, ct), _where0(y >= x, ct)),
-)
+maximum = _ufunc(np.maximum, select_vjp(lambda a, b: a > b))
+minimum = _ufunc(np.minimum, select_vjp(lambda a, b: a < b))
 
 # ---- exponentials and logarithms ----------------------------------------------------------------
 exp = _ufunc(np.exp, lambda ct, x, *, out: (ct * out,))
@@ -196,14 +204,15 @@ def where(condition, x=None, y=None):
 
 @export()
 def clip(a, a_min=None, a_max=None):
-    """np.clip as minimum(maximum(a, a_min), a_max); the derivative at a bound is 0.
+    """np.clip: a_min where a <= a_min, then a_max where that is >= a_max (NaN stays NaN). The
+    derivative with respect to a is 1 strictly inside and 0 at and beyond the bounds.
 
         >>> fnp.clip(x, 0.0, 1.0)
     """
     if a_min is not None:
-        a = maximum(a, a_min)
+        a = where(a <= a_min, a_min, a)
     if a_max is not None:
-        a = minimum(a, a_max)
+        a = where(a >= a_max, a_max, a)
     return a
 
 
@@ -215,7 +224,11 @@ def positive(x):
 
 @export("conj", "conjugate", "real")
 def real(x):
-    """Real part; funcgrad works on real dtypes, so this is the identity."""
+    """Real part (and complex conjugate): traced values are real, so this is the identity
+    there; concrete complex arrays get NumPy's answer."""
+    if not isinstance(x, Traced) and np.iscomplexobj(x):
+        raise UnsupportedDtypeError("fnp.real/fnp.conj of a complex array: complex numbers are "
+                                    "not supported yet; call np.real / np.conj on it")
     return x
 
 

@@ -20,7 +20,7 @@ from .base import NAMESPACE, broadcast_to, convert, dtype_or_pytype, export, flo
 from .contract import contract
 from .elementwise import (_ufunc, absolute, clip, equal, greater, isfinite, isinf, isnan, less,
                           less_equal, logical_and, logical_not, logical_or, not_equal, signbit,
-                          sin, where)
+                          select_vjp, sin, where)
 from .indexing import getitem, slice_axis, take
 from .reductions import all as _all, argsort, sum as _sum
 from .shape import _asarray, _axes_in_order, _axis, _static, _traced, concatenate, flip, reshape
@@ -39,23 +39,17 @@ def _ndim(x):
 
 # ---- fmax, fmin: NaN-ignoring maximum/minimum (ufunc primitives) ------------------------------
 
-def _nan_ignoring_vjp(strictly):
-    """The cotangent goes to the strictly larger (smaller) operand, to neither at a tie, and to
-    the other operand where one is NaN (as maximum/minimum, plus fmax's NaN rule)."""
-    def vjp(ct, x, y, *, out):
-        nx, ny = isnan(x), isnan(y)
-        to_x = logical_or(strictly(x, y), logical_and(ny, logical_not(nx)))
-        to_y = logical_or(strictly(y, x), logical_and(nx, logical_not(ny)))
-        return where(to_x, ct, 0.0), where(to_y, ct, 0.0)
-    return vjp
+def _nan_ignoring(strictly):
+    """a is selected over b: strictly larger (smaller), or b is NaN and a is not."""
+    return lambda a, b: logical_or(strictly(a, b), logical_and(isnan(b), logical_not(isnan(a))))
 
 
-fmax = _ufunc(np.fmax, _nan_ignoring_vjp(greater))
-fmin = _ufunc(np.fmin, _nan_ignoring_vjp(less))
+fmax = _ufunc(np.fmax, select_vjp(_nan_ignoring(greater)))
+fmin = _ufunc(np.fmin, select_vjp(_nan_ignoring(less)))
 for _n, _w in (("fmax", "larger"), ("fmin", "smaller")):
     NAMESPACE[_n].__doc__ = globals()[_n].__doc__ = (
         f"np.{_n}: elementwise {_w} value, ignoring NaN (NaN only where both are NaN). The "
-        f"gradient goes to the strictly {_w} operand (neither at a tie) and, where one operand "
+        f"gradient goes to the {_w} operand, half to each at a tie, and, where one operand "
         f"is NaN, to the other.\n\n        >>> fnp.{_n}(x, y)\n")
 
 
