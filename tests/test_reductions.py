@@ -131,3 +131,14 @@ def test_empty_reduction_errors_like_numpy():
     with pytest.raises(ValueError, match="zero-size"):
         evaluate(lambda x: fnp.max(x), np.ones((0,)))
     assert evaluate(lambda x: fnp.sum(x), np.ones((0,))) == 0.0
+
+
+@pytest.mark.parametrize("x", [np.array([2.0, 0.0, 3.0]), np.array([0.0, 0.0, 3.0, 5.0, 7.0]),
+                               np.array([1.5, -2.0, 0.5, 4.0, 3.0, 0.0, 2.0])])
+def test_prod_hessian_is_exact_with_zeros(x):
+    n = len(x)
+    want = np.array([[0.0 if i == j else np.prod(np.delete(x, [i, j])) for j in range(n)]
+                     for i in range(n)])
+    for h in (fg.hessian(fnp.prod), fg.jit(fg.hessian(fnp.prod)), fg.jacfwd(fg.grad(fnp.prod))):
+        np.testing.assert_allclose(h(x), want, rtol=1e-14, atol=0)
+    check_grads(lambda x: fnp.prod(x.reshape(1, -1), axis=1), (x,), order=2)

@@ -3,8 +3,9 @@
 Primitives: reduce_max, reduce_min, reduce_prod, argmax, argmin, cumsum, cumprod, argsort
 (reduce_sum is in base.py). sum/mean/var/std/logsumexp/sort/all/any are compositions.
 Gradient conventions: ties in max/min share the cotangent equally among the tied elements
-(`ct * (x == max) / count(x == max)`); prod uses products of the other elements (exact at
-zeros); cumprod's rule divides by x (inputs containing zeros are not supported).
+(`ct * (x == max) / count(x == max)`); prod uses products of the other elements, built from
+multiplications only (exact at zeros, to any order); cumprod's rule divides by x (inputs
+containing zeros are not supported).
 """
 from __future__ import annotations
 
@@ -59,20 +60,39 @@ reduce_min_p = define("reduce_min", impl=lambda x, *, axes: np.asarray(np.min(x,
                       abstract=_reduce_abstract, vjp=_minmax_vjp, batch=shifted_batch("axes", plus1))
 
 
+def _exclusive_products(xf):
+    """For xf of shape lead + (n,): the product of all the other elements along the last axis,
+    for each element, built from multiplications only (a product tree, up then down), so it is
+    exact at zeros and so are its own derivatives, to any order."""
+    lead, n = aval_of(xf).shape[:-1], aval_of(xf).shape[-1]
+    m = 1 << (n - 1).bit_length()
+    if m > n:
+        xf = concatenate([xf, full(lead + (m - n,), 1, aval_of(xf).dtype)], axis=len(lead))
+    last = len(lead)
+    levels = [xf]
+    while aval_of(levels[-1]).shape[-1] > 1:       # up: products of pairs, m -> 1
+        pairs = _reshape(levels[-1], lead + (aval_of(levels[-1]).shape[-1] // 2, 2))
+        levels.append(_reshape(slice_axis(pairs, last + 1, 0, 1) * slice_axis(pairs, last + 1, 1, 2),
+                               lead + (aval_of(levels[-1]).shape[-1] // 2,)))
+    excl = full(lead + (1,), 1, aval_of(xf).dtype)
+    for level in reversed(levels[:-1]):            # down: what the sibling and the rest give
+        k = aval_of(level).shape[-1] // 2
+        pairs = _reshape(level, lead + (k, 2))
+        left, right = slice_axis(pairs, last + 1, 0, 1), slice_axis(pairs, last + 1, 1, 2)
+        e = _reshape(excl, lead + (k, 1))
+        excl = _reshape(concatenate([e * right, e * left], axis=last + 1), lead + (2 * k,))
+    return slice_axis(excl, last, 0, n)
+
+
 def _prod_vjp(ct, x, *, out, axes):
-    # product of all the other elements = (exclusive cumprod from the left) * (from the right)
     xa = aval_of(x)
     kept = _kept(xa.ndim, axes)
     xt = _transpose(x, kept + axes)
-    lead, last, n = aval_of(xt).shape[:len(kept)], len(kept), _count(xa.shape, axes)
+    lead, n = aval_of(xt).shape[:len(kept)], _count(xa.shape, axes)
     if n == 0:                    # the product of nothing is 1 and depends on nothing
         return (full(xa.shape, 0, aval_of(ct).dtype),)
-    xf = _reshape(xt, lead + (n,))
-    ones = full(lead + (1,), 1, xa.dtype)
-    left = cumprod_p.bind(concatenate([ones, slice_axis(xf, last, 0, n - 1)], axis=last), axis=last)
-    right = flip(cumprod_p.bind(flip(concatenate([slice_axis(xf, last, 1, n), ones], axis=last),
-                                     last), axis=last), last)
-    others = _transpose(_reshape(left * right, aval_of(xt).shape),
+    others = _exclusive_products(_reshape(xt, lead + (n,)))
+    others = _transpose(_reshape(others, aval_of(xt).shape),
                         tuple(np.argsort(kept + axes).tolist()))
     return (others * _expand_back(ct, x, axes),)
 
