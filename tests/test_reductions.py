@@ -142,3 +142,34 @@ def test_prod_hessian_is_exact_with_zeros(x):
     for h in (fg.hessian(fnp.prod), fg.jit(fg.hessian(fnp.prod)), fg.jacfwd(fg.grad(fnp.prod))):
         np.testing.assert_allclose(h(x), want, rtol=1e-14, atol=0)
     check_grads(lambda x: fnp.prod(x.reshape(1, -1), axis=1), (x,), order=2)
+
+
+WHERE_CASES = [
+    ("sum", {}), ("prod", {}), ("mean", {}), ("var", {}), ("var", {"ddof": 1}), ("std", {}),
+    ("max", {"initial": -5.0}), ("min", {"initial": 5.0}), ("sum", {"initial": 2.5}),
+]
+
+
+@pytest.mark.parametrize("name,kw", WHERE_CASES, ids=lambda v: str(v))
+@pytest.mark.parametrize("axis,keepdims", [(None, False), (0, False), (1, True), ((0, 1), False)])
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")        # empty slices, as in NumPy
+def test_where_and_initial_follow_numpy(name, kw, axis, keepdims):
+    x = rand((3, 4), seed=21)
+    mask = np.array([[True, False, True, True], [False, True, True, False], [True, True, False, True]])
+    ref = getattr(np, name)(x, axis=axis, keepdims=keepdims, where=mask, **kw)
+    f = lambda x, m: getattr(fnp, name)(x, axis=axis, keepdims=keepdims, where=m, **kw)
+    np.testing.assert_allclose(evaluate(f, x, mask), ref, rtol=1e-13)
+    np.testing.assert_allclose(fg.jit(f)(x, mask), ref, rtol=1e-13)
+    np.testing.assert_allclose(fg.jit(lambda x: f(x, x > 0.3))(x), getattr(np, name)(
+        x, axis=axis, keepdims=keepdims, where=x > 0.3, **kw), rtol=1e-13)   # a traced mask
+    g = fg.grad(lambda x: fnp.sum(f(x, mask)))(x)
+    assert np.all(g[~mask] == 0)                        # masked-out entries get no gradient
+    check_grads(lambda x: f(x, mask), (x,), order=2)
+
+
+def test_mean_where_gradient_closed_form():
+    x = rand((5,), seed=22)
+    mask = np.array([True, False, True, True, False])
+    np.testing.assert_allclose(fg.grad(lambda x: fnp.mean(x, where=mask))(x), mask / 3.0)
+    with pytest.raises(ValueError, match="initial"):
+        fg.grad(lambda x: fnp.max(x, where=mask))(x)

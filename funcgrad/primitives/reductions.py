@@ -15,10 +15,12 @@ from functools import lru_cache
 import numpy as np
 
 from ..ir import Aval, Traced, aval_of
-from .base import (BatchRule, all_batched, broadcast_in_dim, convert, define, export, full,
-                   next_axis, normalize_axes, plus1, reduce_sum, reshape as _reshape,
+from .base import (BatchRule, all_batched, broadcast_in_dim, broadcast_to, convert, define,
+                   export, full, next_axis, normalize_axes, plus1, reduce_sum, reduce_sum_p,
+                   reshape as _reshape,
                    shifted_batch, transpose as _transpose)
-from .elementwise import equal, log, sqrt, where, exp, isfinite
+from .elementwise import (equal, exp, isfinite, log, maximum as _elementwise_max,
+                          minimum as _elementwise_min, sqrt, where)
 from .shape import concatenate, flip
 from .indexing import slice_axis, take_along_axis
 
@@ -108,69 +110,96 @@ def _sum_dtype(dtype):
     return np.add.reduce(np.zeros(1, dtype)).dtype
 
 
-def _reduction(prim, a, axis, keepdims, dtype=None, initial=None, where_=None):
-    if where_ is not None and where_ is not True:
-        raise NotImplementedError("reductions with where= are not supported; use fnp.where first")
+def _reduction(prim, a, axis, keepdims, dtype=None, initial=None, where_=None, *, fill=None,
+               combine=None):
+    """prim over `axis` of a (converted to dtype). NumPy's where=: entries where the mask is
+    False are replaced by `fill` (the reduction's identity, or `initial`); initial=: combined
+    into the result with `combine`."""
     a = a if isinstance(a, Traced) else np.asarray(a)
     if dtype is not None:
         a = convert(a, dtype)
+    if where_ is not None and where_ is not True:
+        if fill is None and initial is None:
+            raise ValueError(f"reduction operation '{prim.name}' does not have an identity, so "
+                             "to use a where mask one has to specify 'initial'")
+        mask = broadcast_to(convert(where_, bool), aval_of(a).shape)
+        a = where(mask, a, initial if fill is None else fill)
     shape = aval_of(a).shape
     axes = normalize_axes(axis, len(shape))
-    if not isinstance(a, Traced):
-        return None
     out = prim.bind(a, axes=axes) if axes else a
     if initial is not None:
-        raise NotImplementedError("initial= is not supported on traced values")
+        out = convert(combine(out, initial), aval_of(out).dtype)
     return _keepdims(out, shape, axes, keepdims)
+
+
+def _plain(fn, a, where_, **kwargs):
+    """NumPy's own reduction when nothing is traced (a and the mask), else None."""
+    if isinstance(a, Traced) or isinstance(where_, Traced):
+        return None
+    if where_ is not None:
+        kwargs["where"] = where_
+    return fn(a, **{k: v for k, v in kwargs.items() if v is not None or k in ("axis",)})
 
 
 @export()
 def sum(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=None):
-    """np.sum (ints and bools sum in the platform integer, as NumPy does).
+    """np.sum, with where= and initial= (ints and bools sum in the platform integer, as NumPy
+    does).
 
         >>> fnp.sum(x ** 2, axis=-1, keepdims=True)
     """
-    if not isinstance(a, Traced):
-        return np.sum(a, axis=axis, dtype=dtype, keepdims=keepdims)
+    res = _plain(np.sum, a, where, axis=axis, dtype=dtype, keepdims=keepdims, initial=initial)
+    if res is not None:
+        return res
+    a = a if isinstance(a, Traced) else np.asarray(a)
     if dtype is None:
         dtype = _sum_dtype(aval_of(a).dtype)
-    from .base import reduce_sum_p
-    return _reduction(reduce_sum_p, a, axis, keepdims, dtype, initial, where)
+    return _reduction(reduce_sum_p, a, axis, keepdims, dtype, initial, where, fill=0,
+                      combine=lambda r, i: r + i)
 
 
 @export()
 def prod(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=None):
-    """np.prod; the gradient is exact where elements are zero.
+    """np.prod, with where= and initial=; the gradient is exact where elements are zero.
 
         >>> fnp.prod(x, axis=0)
     """
-    if not isinstance(a, Traced):
-        return np.prod(a, axis=axis, dtype=dtype, keepdims=keepdims)
+    res = _plain(np.prod, a, where, axis=axis, dtype=dtype, keepdims=keepdims, initial=initial)
+    if res is not None:
+        return res
+    a = a if isinstance(a, Traced) else np.asarray(a)
     if dtype is None:
         dtype = _sum_dtype(aval_of(a).dtype)
-    return _reduction(reduce_prod_p, a, axis, keepdims, dtype, initial, where)
+    return _reduction(reduce_prod_p, a, axis, keepdims, dtype, initial, where, fill=1,
+                      combine=lambda r, i: r * i)
 
 
 @export("max", "amax")
 def max(a, axis=None, out=None, keepdims=False, initial=None, where=None):
-    """np.max; tied maxima share the gradient equally.
+    """np.max, with initial= (and where=, which needs initial as in NumPy); tied maxima share
+    the gradient equally.
 
         >>> fnp.max(x, axis=1)
     """
-    if not isinstance(a, Traced):
-        return np.max(a, axis=axis, keepdims=keepdims)
-    return _reduction(reduce_max_p, a, axis, keepdims, None, initial, where)
+    res = _plain(np.max, a, where, axis=axis, keepdims=keepdims, initial=initial)
+    if res is not None:
+        return res
+    return _reduction(reduce_max_p, a, axis, keepdims, None, initial, where,
+                      combine=_elementwise_max)
 
 
 @export("min", "amin")
 def min(a, axis=None, out=None, keepdims=False, initial=None, where=None):
-    """np.min; tied minima share the gradient equally.
+    """np.min, with initial= (and where=, which needs initial as in NumPy); tied minima share
+    the gradient equally.
 
         >>> fnp.min(x, axis=1)
     """
-    if not isinstance(a, Traced):
-        return np.min(a, axis=axis, keepdims=keepdims)
-    return _reduction(reduce_min_p, a, axis, keepdims, None, initial, where)
+    res = _plain(np.min, a, where, axis=axis, keepdims=keepdims, initial=initial)
+    if res is not None:
+        return res
+    return _reduction(reduce_min_p, a, axis, keepdims, None, initial, where,
+                      combine=_elementwise_min)
 
 
 @export()
@@ -201,44 +230,60 @@ def _mean_dtype(dtype):
     return np.dtype(np.float64) if dtype.kind in "biu" else dtype
 
 
+def _where_count(a, axis, keepdims, where_):
+    """How many entries each result of a reduction over `axis` averages: all of them, or
+    those where the mask is True."""
+    if where_ is None or where_ is True:
+        return _count(aval_of(a).shape, normalize_axes(axis, aval_of(a).ndim))
+    mask = broadcast_to(convert(where_, bool), aval_of(a).shape)
+    return sum(mask, axis=axis, keepdims=keepdims)
+
+
 @export()
 def mean(a, axis=None, dtype=None, out=None, keepdims=False, where=None):
-    """np.mean (ints average in float64).
+    """np.mean, with where= (ints average in float64).
 
         >>> fnp.mean(x, axis=0)
     """
-    if not isinstance(a, Traced):
-        return np.mean(a, axis=axis, dtype=dtype, keepdims=keepdims)
+    res = _plain(np.mean, a, where, axis=axis, dtype=dtype, keepdims=keepdims)
+    if res is not None:
+        return res
+    a = a if isinstance(a, Traced) else np.asarray(a)
     dt = np.dtype(dtype) if dtype is not None else _mean_dtype(aval_of(a).dtype)
-    axes = normalize_axes(axis, aval_of(a).ndim)
-    return sum(a, axis=axis, dtype=dt, keepdims=keepdims) / _count(aval_of(a).shape, axes)
+    total = sum(a, axis=axis, dtype=dt, keepdims=keepdims, where=where)
+    return convert(total / _where_count(a, axis, keepdims, where), dt)
 
 
 @export()
 def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, where=None):
-    """np.var with ddof.
+    """np.var with ddof and where= (two passes: the mean, then squared deviations from it).
 
         >>> fnp.var(x, axis=0, ddof=1)
     """
-    if not isinstance(a, Traced):
-        return np.var(a, axis=axis, dtype=dtype, ddof=ddof, keepdims=keepdims)
+    res = _plain(np.var, a, where, axis=axis, dtype=dtype, ddof=ddof, keepdims=keepdims)
+    if res is not None:
+        return res
+    a = a if isinstance(a, Traced) else np.asarray(a)
     dt = np.dtype(dtype) if dtype is not None else _mean_dtype(aval_of(a).dtype)
     a = convert(a, dt)
-    centered = a - mean(a, axis=axis, keepdims=True)
-    axes = normalize_axes(axis, aval_of(a).ndim)
-    return sum(centered * centered, axis=axis, keepdims=keepdims) / (
-        _count(aval_of(a).shape, axes) - ddof)
+    centered = a - mean(a, axis=axis, keepdims=True, where=where)
+    squares = sum(centered * centered, axis=axis, keepdims=keepdims, where=where)
+    dof = _where_count(a, axis, keepdims, where) - ddof        # NumPy: at least 0 (0/0 = nan)
+    dof = builtins.max(dof, 0) if isinstance(dof, int) else _elementwise_max(dof, 0)
+    return convert(squares / dof, dt)
 
 
 @export()
 def std(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, where=None):
-    """np.std = sqrt(var); its derivative is infinite where the spread is 0.
+    """np.std = sqrt(var), with ddof and where=; its derivative is infinite where the spread
+    is 0.
 
         >>> fnp.std(x, axis=0)
     """
-    if not isinstance(a, Traced):
-        return np.std(a, axis=axis, dtype=dtype, ddof=ddof, keepdims=keepdims)
-    return sqrt(var(a, axis=axis, dtype=dtype, ddof=ddof, keepdims=keepdims))
+    res = _plain(np.std, a, where, axis=axis, dtype=dtype, ddof=ddof, keepdims=keepdims)
+    if res is not None:
+        return res
+    return sqrt(var(a, axis=axis, dtype=dtype, ddof=ddof, keepdims=keepdims, where=where))
 
 
 @export()
