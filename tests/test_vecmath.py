@@ -182,3 +182,54 @@ def test_sin_cos_pair_equals_sin_and_cos(dtype):
     np.testing.assert_array_equal(s, s2)
     np.testing.assert_array_equal(c, c2)
     assert np.signbit(s[-4])              # sin(-0.0) is -0.0
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_compiled_cbrt_within_half_an_ulp_with_numpys_special_values(dtype):
+    """Numba's scalar cbrt is off by up to 3 ulp (NumPy: 0.55); funcgrad's refines it."""
+    import funcgrad as fg
+    import funcgrad.numpy as fnp
+    rng = np.random.default_rng(5)
+    lo = -320 if dtype == "float64" else -44
+    x = (10.0 ** rng.uniform(lo, -lo - 12, N) * rng.choice([-1, 1], N)).astype(dtype)
+    with np.errstate(over="ignore"):                # 1e300 is inf in float32
+        special = np.array([0.0, -0.0, np.inf, -np.inf, np.nan, 27.0, -8.0, 1e300, 5e-324,
+                            np.finfo(dtype).max, np.finfo(dtype).tiny], dtype)
+    x = np.concatenate([x, special])
+    got = fg.jit(fnp.cbrt)(x)
+    ref = np.cbrt(x.astype(np.longdouble if EXTENDED and dtype == "float64" else np.float64))
+    assert ulp_errors(got, ref).max() <= (0.51 if EXTENDED or dtype == "float32" else 1.0)
+    want = np.cbrt(special)
+    assert np.array_equal(got[-len(special):][:5], want[:5], equal_nan=True)
+    assert np.array_equal(np.signbit(got[-len(special):]), np.signbit(want))
+
+
+def test_compiled_integer_division_matches_numpy_at_the_edges():
+    """MIN // -1 wraps (the machine's division traps there: SIGFPE killed the process), x // 0
+    and x % 0 are 0, as NumPy gives."""
+    import funcgrad as fg
+    import funcgrad.numpy as fnp
+    for dt in (np.int64, np.int32, np.int8, np.uint8, np.uint64):
+        info = np.iinfo(dt)
+        a = np.array([info.min, 7, info.max, 5, 0, -7 if info.min < 0 else 9], dt)
+        b = np.array([-1 if info.min < 0 else 3, 2, 0, 0, 1, 2], dt)
+        with np.errstate(all="ignore"):
+            for name in ("floor_divide", "remainder", "fmod"):
+                got, want = fg.jit(getattr(fnp, name))(a, b), getattr(np, name)(a, b)
+                assert got.dtype == want.dtype and np.array_equal(got, want), (dt, name, got, want)
+
+
+def test_power_follows_the_form_numpy_uses():
+    """A scalar exponent of 0.5 is NumPy's sqrt shortcut ((-inf) ** 0.5 is nan, (-0.0) ** 0.5
+    is -0.0); an array of exponents goes through pow ((-inf) ** 0.5 is inf)."""
+    import funcgrad as fg
+    import funcgrad.numpy as fnp
+    from funcgrad.api import evaluate
+    x, p = np.array([-np.inf, -1.0, -0.0, 4.0]), np.full(4, 0.5)
+    with np.errstate(all="ignore"):
+        for f in (lambda x, p: fnp.power(x, p), lambda x, p: x ** 0.5,
+                  lambda x, p: fnp.power(x, 0.5), lambda x, p: x ** p):
+            want = f(x, p)
+            for got in (fg.jit(f)(x, p), evaluate(f, x, p)):
+                assert np.array_equal(got, want, equal_nan=True)
+                assert np.array_equal(np.signbit(got), np.signbit(want))

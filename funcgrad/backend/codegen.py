@@ -63,12 +63,19 @@ def _fmt(v):
 
 
 FAST_MATH = ("exp", "expm1", "log", "log1p", "sin", "cos", "tanh")
+# funcgrad's own versions wherever they appear: Numba's scalar libm call is less accurate
+ACCURATE = ("cbrt",)
 
 
-# NumPy's semantics where Numba's scalar versions differ (infinities, integer fmod, 0 ** -n)
+# NumPy's semantics where Numba's scalar versions differ (infinities, integer division by 0
+# and of MIN by -1, 0 ** -n)
 EXACT = {("floor_divide", "f"): "_vm.floor_divide({0}, {1})",
          ("remainder", "f"): "_vm.remainder({0}, {1})",
          ("fmod", "i"): "_vm.fmod_int({0}, {1})", ("fmod", "u"): "_vm.fmod_int({0}, {1})",
+         ("floor_divide", "i"): "_vm.floor_divide_int({0}, {1})",
+         ("floor_divide", "u"): "_vm.floor_divide_int({0}, {1})",
+         ("remainder", "i"): "_vm.remainder_int({0}, {1})",
+         ("remainder", "u"): "_vm.remainder_int({0}, {1})",
          ("power", "f"): "_vm.power({0}, {1})"}
 
 
@@ -81,6 +88,8 @@ def scalar_template(e, in_loop):
     exact = EXACT.get((name, kind))
     if exact is not None:
         return exact
+    if name in ACCURATE and dtype.name in ("float64", "float32"):
+        return f"_vm.{name}_f{dtype.name[-2:]}({{0}})"
     return (fast_math_template(name, dtype) if in_loop else None) or e.prim.numba
 
 

@@ -426,6 +426,38 @@ FUNCTIONS = {(name, dt): globals()[f"{name}_f{dt[-2:]}"]
              for dt in ("float64", "float32")}
 
 
+# ---- cube root: libm's, refined by one Newton step with an exact residual ----------------------
+
+_P300, _M300, _P100, _M100 = 2.0 ** 300, 2.0 ** -300, 2.0 ** 100, 2.0 ** -100   # cbrt(2**300) = 2**100
+
+
+@_jit
+def cbrt_f64(x):
+    """cbrt within ~0.5 ulp (libm's cbrt, as Numba calls it, is off by up to 3 ulp): one Newton
+    step y - (y**3 - x) / (3 y**2) whose residual is computed exactly with FMAs. Tiny and huge
+    inputs are scaled by 2**+-300 (exactly) so the residual stays out of the subnormal range
+    and y**3 cannot overflow; 0, inf and NaN are returned as libm gives them."""
+    a = abs(x)
+    if a == 0.0 or not (a <= 1.7976931348623157e308):      # 0, inf, nan
+        return np.cbrt(x)
+    scale = 1.0
+    if a < 1e-290:
+        x, scale = x * _P300, _M100
+    elif a > 1e290:
+        x, scale = x * _M300, _P100
+    y = np.cbrt(x)
+    y2 = y * y
+    e2 = _fma(y, y, -y2)                          # y * y == y2 + e2 exactly
+    r = _fma(y2, y, -x) + e2 * y                  # y**3 - x
+    return (y - r / (3.0 * y2)) * scale
+
+
+@_jit
+def cbrt_f32(x):
+    """float32 cbrt, computed in float64 and rounded once."""
+    return np.float32(cbrt_f64(np.float64(x)))
+
+
 # ---- NumPy's semantics for scalar operations whose Numba versions differ ------------------------
 
 @numba.njit(inline="always", error_model="numpy")
@@ -460,9 +492,28 @@ def remainder(a, b):
 
 
 @numba.njit(inline="always", error_model="numpy")
-def fmod_int(a, b):
-    """C's truncated remainder for integers, as np.fmod (0 where b == 0)."""
+def floor_divide_int(a, b):
+    """NumPy's integer floor_divide: 0 where b == 0, and MIN // -1 wraps to MIN (the machine's
+    division traps there: the process would die of SIGFPE)."""
     if b == 0:
+        return a - a
+    if b == -1:
+        return -a
+    return a // b
+
+
+@numba.njit(inline="always", error_model="numpy")
+def remainder_int(a, b):
+    """NumPy's integer remainder (the sign of the divisor): 0 where b is 0 or -1."""
+    if b == 0 or b == -1:
+        return a - a
+    return a % b
+
+
+@numba.njit(inline="always", error_model="numpy")
+def fmod_int(a, b):
+    """C's truncated remainder for integers, as np.fmod (0 where b is 0 or -1)."""
+    if b == 0 or b == -1:
         return a - a
     r = abs(a) % abs(b)
     return -r if a < 0 else r
@@ -470,8 +521,6 @@ def fmod_int(a, b):
 
 @numba.njit(inline="always", error_model="numpy")
 def power(a, b):
-    """a ** b as NumPy computes it for arrays: sqrt for an exponent of 0.5 (so (-inf) ** 0.5 is
-    nan), C pow otherwise; never raises (0.0 ** -1.0 is inf)."""
-    if b == 0.5:
-        return np.sqrt(a)
+    """a ** b as NumPy's ufunc computes it elementwise: C pow; never raises (0.0 ** -1.0 is
+    inf). NumPy's scalar-exponent shortcut (0.5 -> sqrt) is taken while tracing."""
     return np.power(a, b)

@@ -92,7 +92,9 @@ integer_pow_p = define(
 @export("power", "pow")
 def power(x1, x2):
     """np.power / the ** operator. A constant integral exponent (x ** 2, x ** -1.0) becomes
-    `integer_pow`, whose derivative y * x**(y-1) is exact for negative x too.
+    `integer_pow`, whose derivative y * x**(y-1) is exact for negative x too; a constant
+    exponent of 0.5 becomes sqrt, as NumPy computes a scalar exponent ((-inf) ** 0.5 is nan,
+    while an array of exponents goes through C's pow, where it is inf).
 
         >>> fnp.power(x, 3)
     """
@@ -105,6 +107,10 @@ def power(x1, x2):
         if dt.kind in "fc" or n > 0:
             x = convert(x1, dt)
             return x if n == 1 else integer_pow_p.bind(x, y=n)
+    if isinstance(x1, Traced) and not isinstance(x2, Traced) and np.ndim(x2) == 0 and x2 == 0.5:
+        dt = resolve_ufunc(np.power, (dtype_or_pytype(x1), dtype_or_pytype(x2)))[1]
+        if dt.kind == "f":      # NumPy's scalar-exponent shortcut: sqrt ((-inf) ** 0.5 is nan)
+            return sqrt(convert(x1, dt))
     return _power(x1, x2)
 
 
