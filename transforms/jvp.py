@@ -31,11 +31,12 @@ def _double_vjp(prog: Program, wrt) -> Program:
     """(*inputs, *tangents of wrt inputs) -> (*outputs, *output tangents of float outputs)."""
     n_in, n_out = len(prog.in_vars), len(prog.outs)
     float_outs = [o.aval.is_float for o in prog.outs]
-    joint = vjp_program(prog, wrt, float_outs)            # (x, ct) -> (y, x_bar)
+    joint = vjp_program(prog, wrt, float_outs, strong_zero=False)    # (x, ct) -> (y, x_bar)
     n_ct, n_bar = sum(float_outs), sum(bool(w) for w in wrt)
-    # differentiate x_bar with respect to ct, along the input tangents
+    # differentiate x_bar with respect to ct (at ct = 0), along the input tangents
     second = vjp_program(joint, [False] * n_in + [True] * n_ct,
-                         [False] * n_out + [True] * n_bar)  # (x, ct, t) -> (y, x_bar, ct_bar)
+                         [False] * n_out + [True] * n_bar,
+                         strong_zero=False)                 # (x, ct, t) -> (y, x_bar, ct_bar)
     ct_avals = [o.aval for o, f in zip(prog.outs, float_outs) if f]
     tan_avals = [v.aval for v, w in zip(prog.in_vars, wrt) if w]
 

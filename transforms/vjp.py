@@ -14,9 +14,15 @@ until an input's gradient must be returned.
 """
 from __future__ import annotations
 
+import os
+
 from .. import ir
 from ..ir import Lit, Program, Var, aval_of
 from ..primitives.base import convert, zeros_like_aval
+from ..primitives.elementwise import where
+
+# FUNCGRAD_STRONG_ZERO=0 turns the strong-zero rule off (read when funcgrad is imported).
+STRONG_ZERO = os.environ.get("FUNCGRAD_STRONG_ZERO", "1") not in ("0", "")
 from ..tracer import trace_flat
 from .simplify import dce
 
@@ -77,9 +83,25 @@ def forward_pass(prog, ins, active, known=None):
     return env, splits
 
 
-def backward_pass(prog, env, cts, active, splits=None):
+# Elementwise primitives whose derivatives are constants: a zero cotangent already gives zero.
+_CONSTANT_DERIVATIVE = frozenset({"add", "subtract", "negative", "select", "convert_element_type"})
+
+
+def _strong_zero(e, ct, in_cts):
+    """A cotangent that is exactly zero contributes zero, even where the local derivative is
+    inf or NaN (d/dx sqrt at 0 under a where that discards it): for an elementwise equation,
+    each input cotangent is masked where the output cotangent is 0. See docs/conventions.md."""
+    if (not STRONG_ZERO or not isinstance(e.prim.numba, str) or e.prim.multiple_results
+            or e.prim.name in _CONSTANT_DERIVATIVE):
+        return in_cts
+    zero = ct == 0
+    return [c if c is None or c is ct else where(zero, 0.0, c) for c in in_cts]
+
+
+def backward_pass(prog, env, cts, active, splits=None, strong_zero=True):
     """Cotangents of every active variable (a _Cotangents; `.pop(var)` -> value or None) given
-    those of prog's outputs, applying each equation's vjp rule to the values in `env`."""
+    those of prog's outputs, applying each equation's vjp rule to the values in `env`.
+    strong_zero: zero cotangents stay zero through elementwise rules (see _strong_zero)."""
     acc = _Cotangents()
     for o, ct in zip(prog.outs, cts):
         if ct is not None and isinstance(o, Var) and o.id in active:
@@ -100,15 +122,19 @@ def backward_pass(prog, env, cts, active, splits=None):
                 in_cts = e.prim.vjp(out_cts, *ins, out=tuple(outs), **e.params)
             else:
                 in_cts = e.prim.vjp(out_cts[0], *ins, out=outs[0], **e.params)
+                if strong_zero:
+                    in_cts = _strong_zero(e, out_cts[0], in_cts)
             for v, ct in zip(e.inputs, in_cts):
                 if isinstance(v, Var) and v.id in active:
                     acc.add(v, ct, e.prim.name)
     return acc
 
 
-def vjp_program(prog: Program, wrt, ct_mask) -> Program:
+def vjp_program(prog: Program, wrt, ct_mask, strong_zero=True) -> Program:
     """Joint forward+backward program. `wrt[i]`: differentiate input i; `ct_mask[j]`: output j
-    receives a cotangent input (the others, e.g. auxiliary outputs, do not)."""
+    receives a cotangent input (the others, e.g. auxiliary outputs, do not). strong_zero=False
+    keeps 0 * inf = nan in elementwise rules (forward rules derived from these programs need
+    them linear in the cotangent)."""
     active = active_vars(prog, wrt)
     ct_outs = [o for o, m in zip(prog.outs, ct_mask) if m]
     n_in = len(prog.in_vars)
@@ -117,7 +143,7 @@ def vjp_program(prog: Program, wrt, ct_mask) -> Program:
         primals, ct_args = args[:n_in], iter(args[n_in:])
         env, splits = forward_pass(prog, primals, active)
         cts = [next(ct_args) if m else None for m in ct_mask]
-        acc = backward_pass(prog, env, cts, active, splits)
+        acc = backward_pass(prog, env, cts, active, splits, strong_zero)
         grads = []
         for v, w in zip(prog.in_vars, wrt):
             if w:

@@ -426,6 +426,22 @@ FUNCTIONS = {(name, dt): globals()[f"{name}_f{dt[-2:]}"]
              for dt in ("float64", "float32")}
 
 
+# ---- compensated summation (the code generator writes the loop itself) ------------------------
+
+@numba.njit(error_model="numpy")
+def compensated_total(parts, comps):
+    """sum(parts) + sum(comps), accumulated with TwoSum compensation: the total of per-thread
+    partial sums and their compensations."""
+    acc = 0.0
+    comp = 0.0
+    for k in range(parts.size):
+        t = acc + parts[k]
+        b = t - acc
+        comp += (acc - (t - b)) + (parts[k] - b) + comps[k]
+        acc = t
+    return acc + comp
+
+
 # ---- cube root: libm's, refined by one Newton step with an exact residual ----------------------
 
 _P300, _M300, _P100, _M100 = 2.0 ** 300, 2.0 ** -300, 2.0 ** 100, 2.0 ** -100   # cbrt(2**300) = 2**100
