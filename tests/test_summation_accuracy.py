@@ -79,3 +79,13 @@ def test_sums_in_backward_passes(dtype):
     x = _data(dtype, "tenths")
     g = fg.jit(fg.grad(lambda w, x: fnp.sum(x * w)))(dtype(1.0), x)
     _no_worse_than_numpy(g, np.sum(x), _exact_sum(x), dtype)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_cumsum(dtype):
+    x = _data(dtype, "tenths")[: N // 10]
+    got = fg.jit(fnp.cumsum)(x)
+    assert got.dtype == dtype
+    exact = np.arange(1, x.size + 1) * float(x[0])    # every partial sum of one repeated value
+    idx = np.linspace(0, x.size - 1, 50).astype(int)
+    _no_worse_than_numpy(got[idx], np.cumsum(x)[idx], exact[idx], dtype)

@@ -204,7 +204,8 @@ def _contract(outs, ins, e):
 
 
 def _cumulative(outs, ins, e):
-    """cumsum/cumprod along one axis: loops over the other axes, a running value inside."""
+    """cumsum/cumprod along one axis: loops over the other axes, a running value inside (a
+    float cumsum keeps a running compensation in float64: more accurate than NumPy's)."""
     a = e.inputs[0].aval
     if a.ndim == 0 or a.dtype.kind not in "fiu":
         return None
@@ -217,6 +218,15 @@ def _cumulative(outs, ins, e):
         lines.append("    " * depth + f"for {idx[d]} in range({a.shape[d]}):")
     pad = "    " * len(outer)
     at = ", ".join(idx)
+    if op == "+" and a.dtype.kind == "f":      # compensated, as the fused sums (codegen.py)
+        return lines + [
+            pad + f"{o}_acc = 0.0; {o}_c = 0.0",
+            pad + f"for {idx[axis]} in range({a.shape[axis]}):",
+            pad + f"    {o}_v = np.float64({x}[{at}])",
+            pad + f"    {o}_t = {o}_acc + {o}_v; {o}_b = {o}_t - {o}_acc",
+            pad + f"    {o}_c += ({o}_acc - ({o}_t - {o}_b)) + ({o}_v - {o}_b)",
+            pad + f"    {o}_acc = {o}_t",
+            pad + f"    {o}[{at}] = {_dt(a.dtype)}({o}_acc + {o}_c)"]
     lines += [pad + f"{o}_acc = {_dt(a.dtype)}({init})",
               pad + f"for {idx[axis]} in range({a.shape[axis]}):",
               pad + f"    {o}_acc = {o}_acc {op} {x}[{at}]",
