@@ -54,6 +54,14 @@ class _Spec:
         self.n_out = len(out_avals)
         self.n_res = sum(1 for s in res_slots if s is None)
         self.n_arg = n_arg
+        self.identity = None
+
+    @property
+    def __trace_key__(self):
+        """What makes two specs the same computation (tiering compares traces with it): the
+        user's bwd, or for an internal rule (checkpoint) what it was built from."""
+        return (self.identity or self.bwd, self.nondiff, self.out_tree, self.out_avals,
+                self.res_tree, self.res_slots, self.arg_tree, self.n_arg)
 
     def residuals(self, traced):
         it = iter(traced)
@@ -119,6 +127,7 @@ class custom_vjp:
                      for o in out_leaves]
         spec = _Spec(self.bwd, nondiff, out_tree, out_avals, res_tree, res_slots, arg_tree,
                      len(arg_leaves))
+        spec.identity = getattr(self, "trace_identity", None)
         outs = custom_vjp_p.bind(*out_leaves, *res_ops, *arg_leaves, spec=spec)
         return tree_unflatten(out_tree, list(outs))
 
@@ -375,6 +384,7 @@ def _checkpoint_with_policy(f, policy):
             return tuple(acc.pop(v) for v in prog.in_vars)
 
         run = custom_vjp(lambda *ins: eval_program(prog, *ins)).defvjp(fwd, bwd)
+        run.trace_identity = ("checkpoint", prog, saved, policy)
         outs = run(*consts, *[leaves[i] for i in slots])
         return tree_unflatten(out_box[0], list(outs))
     return wrapped

@@ -156,12 +156,15 @@ class Primitive:
     derived from vjp when absent); batch(ins, flags, size, **params) -> outputs batched on
     axis 0; vjp_split: see transforms/vjp.py. opaque: the derivative is unknown (a host
     callback): its vjp rule raises, and forward mode raises where its tangent would be used.
+    fresh_params: names of params whose values are made unique per equation (ids that keep
+    equations apart); two programs that differ only in those are the same computation.
     """
 
     def __init__(self, name, *, impl, abstract, vjp=None, jvp=None, batch=None,
                  multiple_results=False, differentiable=True, numba=None, doc=None,
-                 vjp_split=None, opaque=False):
+                 vjp_split=None, opaque=False, fresh_params=()):
         self.name, self.vjp_split, self.opaque = name, vjp_split, opaque
+        self.fresh_params = fresh_params
         self.impl, self.abstract, self.vjp, self.jvp, self.batch = impl, abstract, vjp, jvp, batch
         self.multiple_results, self.differentiable = multiple_results, differentiable
         self.numba, self.__doc__ = numba, doc

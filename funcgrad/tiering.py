@@ -174,10 +174,14 @@ class _Walker:
     """Builds a hashable, comparable key of a value and everything reachable from it that a
     trace could read (see the module docstring)."""
 
-    def __init__(self):
+    def __init__(self, by_value=False):
         self.budget = _BUDGET
         self.seen: dict = {}
         self.var_names: dict = {}
+        self.fresh: dict = {}
+        # compare funcgrad's own objects by their contents (the specs in a program's params,
+        # made anew by each trace), not by identity
+        self.by_value = by_value
 
     def key(self, v, depth=_DEPTH):
         t = type(v)
@@ -196,10 +200,13 @@ class _Walker:
             return (t, id(v))
         if depth <= 0:
             return (t, id(v))
-        if id(v) in self.seen:
-            return ("seen", id(v))
-        self.seen[id(v)] = v
         d = depth - 1
+        if type(v) is tuple:             # immutable, no cycles: compare again where repeated
+            return (t, tuple([self.key(x, d) for x in v]))
+        hit = self.seen.get(id(v))
+        if hit is not None:              # met before in this walk: where (cycles end here)
+            return ("seen", hit[1])
+        self.seen[id(v)] = (v, len(self.seen))
         if isinstance(v, (tuple, list)):
             return (t, tuple([self.key(x, d) for x in v]))
         if isinstance(v, dict):
@@ -214,6 +221,10 @@ class _Walker:
             return (t, self.key(v.func, depth), self.key(v.args, d), self.key(v.keywords, d))
         if isinstance(v, Program):
             return self.program(v)
+        if isinstance(v, Var):                  # the same variable of the same program
+            return ("var", self.var_names.setdefault(v.id, len(self.var_names)))
+        if self.by_value and hasattr(v, "__trace_key__"):
+            return (t, self.key(v.__trace_key__, depth))
         if isinstance(v, type):
             if _library_module(v.__module__):
                 return (t, id(v))
@@ -223,10 +234,13 @@ class _Walker:
             owner = getattr(v, "__self__", None)
             return (t, id(v)) if owner is None or isinstance(owner, types.ModuleType) else (
                 t, v.__name__, self.key(owner, d))
-        if (t.__module__ or "builtins").partition(".")[0] in _LIB_PACKAGES:
+        library = (t.__module__ or "builtins").partition(".")[0] in _LIB_PACKAGES
+        if library and t.__hash__ is not object.__hash__ and t.__eq__ is not object.__eq__:
+            return (t, v)            # an immutable value type of ours (PyTreeDef, Aval)
+        if library and not (self.by_value and (hasattr(v, "__dict__") or hasattr(t, "__slots__"))):
             inner = getattr(v, "__wrapped__", None)
             return (t, id(v)) if inner is None else (t, id(v), self.key(inner, depth))
-        parts = [t, self.key(t, d)]          # the class: its methods' own state
+        parts = [t, id(t) if self.by_value else self.key(t, d)]   # the class: its methods' state
         if hasattr(v, "__dict__"):
             parts.append(self.key(vars(v), depth))
         for slot in getattr(t, "__slots__", ()):
@@ -273,10 +287,15 @@ class _Walker:
             v = a.val                     # the same constant, even if a new array object
             return ("lit", _array_key(v, False) if isinstance(v, np.ndarray) else self.key(v))
 
+        def param(prim, k, p):
+            if k in prim.fresh_params:          # unique per equation: only distinctness counts
+                return self.fresh.setdefault(p, len(self.fresh))
+            return self.key(p)
+
         for v in prog.in_vars:
             atom(v)
         eqns = tuple((e.prim.name, tuple(map(atom, e.inputs)),
-                      tuple(sorted((k, self.key(p, 3)) for k, p in e.params.items())),
+                      tuple(sorted((k, param(e.prim, k, p)) for k, p in e.params.items())),
                       tuple((atom(o), o.aval) for o in e.outputs)) for e in prog.eqns)
         return (tuple(v.aval for v in prog.in_vars), eqns, tuple(map(atom, prog.outs)))
 
@@ -300,7 +319,7 @@ def value_key(v):
 
 def trace_key(prog):
     """The key of a traced program: equal keys mean the same computation."""
-    return _Walker().program(prog)
+    return _Walker(by_value=True).program(prog)
 
 
 _TRACED_SCALARS = frozenset([float, complex, np.float64, np.float32, np.int64, np.int32, np.bool_])

@@ -78,7 +78,7 @@ remat_barrier_p = define(
     "remat_barrier", impl=lambda x, after, *, key: x, abstract=_barrier_abstract,
     vjp=lambda ct, x, after, *, out, key: (ct, None),
     batch=BatchRule(lambda prim: lambda ins, fl, size, *, key: prim.bind(
-        batched(ins[0], fl[0], size), ins[1], key=key)),
+        batched(ins[0], fl[0], size), ins[1], key=key)), fresh_params=("key",),
     doc="Identity on x that is ordered after `after` and never merged with another equation: "
         "recomputation for checkpointing happens in the backward pass, not the forward.")
 
