@@ -111,30 +111,19 @@ def _library_roots():
 
 _LIB_ROOTS = _library_roots()
 _LIB_PACKAGES = frozenset({"funcgrad", "numpy", "numba", "scipy", "builtins"})
-_is_lib_file: dict = {}
-
-
+@functools.lru_cache(maxsize=4096)
 def _library_file(filename):
-    hit = _is_lib_file.get(filename)
-    if hit is None:
-        hit = filename.startswith("<frozen") or os.path.realpath(filename).startswith(_LIB_ROOTS)
-        _is_lib_file[filename] = hit
-    return hit
+    """Code in the standard library, site-packages or funcgrad itself (not the user's: its
+    globals are not watched). Broader than _errors' notion, which only skips funcgrad/NumPy."""
+    return filename.startswith("<frozen") or os.path.realpath(filename).startswith(_LIB_ROOTS)
 
 
-_is_lib_module: dict = {}
-
-
+@functools.lru_cache(maxsize=4096)
 def _library_module(name):
-    hit = _is_lib_module.get(name)
-    if hit is None:
-        top = (name or "builtins").partition(".")[0]
-        mod = sys.modules.get(top)
-        file = getattr(mod, "__file__", None)
-        hit = (top in _LIB_PACKAGES or top in sys.stdlib_module_names or file is None
-               or _library_file(file))
-        _is_lib_module[name] = hit
-    return hit
+    top = (name or "builtins").partition(".")[0]
+    file = getattr(sys.modules.get(top), "__file__", None)
+    return (top in _LIB_PACKAGES or top in sys.stdlib_module_names or file is None
+            or _library_file(file))
 
 
 _names_cache: dict = {}
@@ -420,7 +409,7 @@ class _Tier:
                 self.jitted[sig] = jitted
                 return jitted, None
             self.pending.add(sig)
-            threading.Thread(target=self._warm, args=(sig, jitted, args, kwargs),
+            threading.Thread(target=self._warm, args=(sig, state, jitted, args, kwargs),
                              daemon=True).start()
         return None, _Watch(sig)
 
@@ -453,10 +442,11 @@ class _Tier:
             warnings.warn(f"funcgrad will not compile {getattr(f, '__name__', f)}: {why}; "
                           "pass large state as arguments", RuntimeWarning, stacklevel=4)
 
-    def _warm(self, sig, jitted, args, kwargs):
+    def _warm(self, sig, state, jitted, args, kwargs):
         try:
             jitted(*args, **kwargs)
-            self.jitted[sig] = jitted
+            if self.state == state:       # not if the state changed while it compiled
+                self.jitted[sig] = jitted
         except Exception:            # compiling failed: keep interpreting this signature
             self.failed.add(sig)
         finally:
