@@ -89,3 +89,16 @@ def test_cumsum(dtype):
     exact = np.arange(1, x.size + 1) * float(x[0])    # every partial sum of one repeated value
     idx = np.linspace(0, x.size - 1, 50).astype(int)
     _no_worse_than_numpy(got[idx], np.cumsum(x)[idx], exact[idx], dtype)
+
+
+@pytest.mark.parametrize("parallel", [False, True])
+def test_infinities_nans_and_overflow_as_numpy(parallel):
+    """The compensation of an infinite sum is nan (inf - inf); the result must still be inf."""
+    x = np.ones((4, 40000))
+    x[0, 5], x[1, 7], x[1, 9], x[2, 3] = np.inf, np.inf, -np.inf, np.nan
+    x[3, :] = 1e308
+    with np.errstate(all="ignore"):
+        for f in (lambda x: fnp.sum(x), lambda x: fnp.sum(x, axis=1), lambda x: fnp.sum(x, axis=0),
+                  lambda x: fnp.cumsum(x, axis=1), lambda x: fnp.sum(x.astype(np.float32), axis=1)):
+            got, want = fg.jit(f, parallel=parallel)(x), f(x)
+            np.testing.assert_array_equal(got, want)

@@ -461,7 +461,7 @@ class LoopEmitter:
                        f"{dtype_text(dt)})")
             self.level_pre.setdefault(m, []).append(f"{at} = {zero}; {comp} = {zero}")
             self.level_post.setdefault(m, []).append(
-                f"{oname}{self.index(self.idx[:m])} = {dtype_text(dt)}({at} + {comp})")
+                f"{oname}{self.index(self.idx[:m])} = {dtype_text(dt)}(_vm.compensated({at}, {comp}))")
         elif kept:
             shape = self.gen.dims([self.shape[k] for k in kept])
             at = f"{oname}{self.index([self.idx[k] for k in kept])}"
@@ -480,9 +480,10 @@ class LoopEmitter:
             pass
         elif partial:
             post.append(f"{oname} = {dtype_text(dt)}(_vm.compensated_total({oname}, {oname}_c))")
-        elif kept and acc != dt:
-            post.append(f"{oname} = ({oname} + {oname}_c).astype({dtype_text(dt)})")
         elif kept:
-            post.append(f"{oname} += {oname}_c")
+            out = oname if acc == dt else f"{oname}_o"
+            if acc != dt:
+                post.append(f"{out} = np.empty({shape}, {dtype_text(dt)})")
+            post += [f"_vm.compensated_into({oname}, {oname}_c, {out})", f"{oname} = {out}"]
         else:
-            post.append(f"{oname} = {dtype_text(dt)}({at} + {comp})")
+            post.append(f"{oname} = {dtype_text(dt)}(_vm.compensated({at}, {comp}))")

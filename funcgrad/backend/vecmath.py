@@ -428,6 +428,21 @@ FUNCTIONS = {(name, dt): globals()[f"{name}_f{dt[-2:]}"]
 
 # ---- compensated summation (the code generator writes the loop itself) ------------------------
 
+@_jit
+def compensated(acc, comp):
+    """A compensated sum's value: acc + comp, or acc itself once it is inf or nan (the
+    compensation of an infinite sum is nan: inf - inf)."""
+    return acc + comp if np.isfinite(acc) else acc
+
+
+@numba.njit(error_model="numpy")
+def compensated_into(accs, comps, out):
+    """out[...] = compensated(accs[...], comps[...]), elementwise (out may be accs)."""
+    a, c, o = accs.reshape(-1), comps.reshape(-1), out.reshape(-1)
+    for k in range(a.size):
+        o[k] = compensated(a[k], c[k])
+
+
 @numba.njit(error_model="numpy")
 def compensated_total(parts, comps):
     """sum(parts) + sum(comps), accumulated with TwoSum compensation: the total of per-thread
@@ -439,7 +454,7 @@ def compensated_total(parts, comps):
         b = t - acc
         comp += (acc - (t - b)) + (parts[k] - b) + comps[k]
         acc = t
-    return acc + comp
+    return compensated(acc, comp)
 
 
 # ---- cube root: libm's, refined by one Newton step with an exact residual ----------------------
