@@ -19,7 +19,7 @@ import os
 from .. import ir
 from ..ir import Lit, Program, Var, aval_of
 from ..primitives.base import convert, zeros_like_aval
-from ..primitives.elementwise import where
+from ..primitives.elementwise import isfinite, logical_and, logical_not, where
 
 # FUNCGRAD_STRONG_ZERO=0 turns the strong-zero rule off (read when funcgrad is imported).
 STRONG_ZERO = os.environ.get("FUNCGRAD_STRONG_ZERO", "1") not in ("0", "")
@@ -90,12 +90,16 @@ _CONSTANT_DERIVATIVE = frozenset({"add", "subtract", "negative", "select", "conv
 def _strong_zero(e, ct, in_cts):
     """A cotangent that is exactly zero contributes zero, even where the local derivative is
     inf or NaN (d/dx sqrt at 0 under a where that discards it): for an elementwise equation,
-    each input cotangent is masked where the output cotangent is 0. See docs/conventions.md."""
+    an input cotangent that is not finite where the output cotangent is 0 becomes 0. Only
+    non-finite values are replaced (a finite one is 0 already), so wherever the gradient is
+    finite this is the identity with the identity's derivative: second derivatives through
+    cotangents that pass through 0 stay exact. See docs/conventions.md."""
     if (not STRONG_ZERO or not isinstance(e.prim.numba, str) or e.prim.multiple_results
             or e.prim.name in _CONSTANT_DERIVATIVE):
         return in_cts
     zero = ct == 0
-    return [c if c is None or c is ct else where(zero, 0.0, c) for c in in_cts]
+    return [c if c is None or c is ct else
+            where(logical_and(zero, logical_not(isfinite(c))), 0.0, c) for c in in_cts]
 
 
 def backward_pass(prog, env, cts, active, splits=None, strong_zero=True):
