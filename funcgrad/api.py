@@ -276,16 +276,23 @@ def _value_and_grad(f, argnums=0, has_aux=False):
 
 def grad(f, argnums=0, has_aux=False):
     """Gradient of a scalar function with respect to argument(s) `argnums` (int or tuple).
+    Runs in the interpreter at first and compiles once hot (see funcgrad.tiering); the
+    compiled form computes the gradient only (the value is dead code there).
 
         >>> fg.grad(lambda x: x ** 2)(3.0)
         6.0
     """
-    vg = value_and_grad(f, argnums, has_aux)
+    vg = _value_and_grad(f, argnums, has_aux)
 
-    @functools.wraps(f, updated=())
-    def grad_f(*args, **kwargs):
+    def gradient(*args, **kwargs):
         (val, g) = vg(*args, **kwargs)
         return (g, val[1]) if has_aux else g
+
+    def make_jit():
+        from .jit import jit
+        return jit(gradient)
+    grad_f = functools.wraps(f, updated=())(
+        _tiered(f, ("grad", argnums, has_aux), make_jit, gradient))
     grad_f.__name__ = f"grad_of_{_fn_name(f)}"
     return grad_f
 

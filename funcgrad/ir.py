@@ -158,13 +158,16 @@ class Primitive:
     callback): its vjp rule raises, and forward mode raises where its tangent would be used.
     fresh_params: names of params whose values are made unique per equation (ids that keep
     equations apart); two programs that differ only in those are the same computation.
+    singular: the derivative can be infinite or NaN at finite inputs (sqrt at 0, log at 0,
+    overflow of exp); True, False or a function of the params. Reverse mode applies the
+    strong-zero rule to these (transforms/vjp.py).
     """
 
     def __init__(self, name, *, impl, abstract, vjp=None, jvp=None, batch=None,
                  multiple_results=False, differentiable=True, numba=None, doc=None,
-                 vjp_split=None, opaque=False, fresh_params=()):
+                 vjp_split=None, opaque=False, fresh_params=(), singular=False):
         self.name, self.vjp_split, self.opaque = name, vjp_split, opaque
-        self.fresh_params = fresh_params
+        self.fresh_params, self.singular = fresh_params, singular
         self.impl, self.abstract, self.vjp, self.jvp, self.batch = impl, abstract, vjp, jvp, batch
         self.multiple_results, self.differentiable = multiple_results, differentiable
         self.numba, self.__doc__ = numba, doc

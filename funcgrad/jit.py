@@ -60,15 +60,19 @@ class _Entry:
         args = [np.asarray(v)[()] if s else v for v, s in zip(vals, self.scalar_in)]
         res = self.compiled(*args)
         return owned([t(r) if t is not None else r for r, t in zip(res, self.out_types)],
-                     args, self.compiled.consts)
+                     self.compiled.fresh_outs, args, self.compiled.consts)
 
     def _fast_call(self):
         """The call used when every argument is an array: as little Python as possible."""
         fn, consts, tree = self.compiled.fn, tuple(self.compiled.consts), self.out_tree
+        fresh = self.compiled.fresh_outs
         simple = not any(self.scalar_in) and not any(t is not None for t in self.out_types)
         if tree is None:
             return None
         if simple and tree.node_type is None and len(self.out_types) == 1:
+            if fresh[0]:                   # allocated by the kernel: nothing to check
+                return lambda args: fn(*args, *consts)[0]
+
             def one(args):
                 r = fn(*args, *consts)[0]
                 for s in args:
@@ -82,7 +86,7 @@ class _Entry:
             return lambda args: t0(fn(*args, *consts)[0])
         return lambda args: tree_unflatten(tree, owned([t(r) if t is not None else r for r, t in
                                                         zip(fn(*args, *consts), types)],
-                                                       args, consts))
+                                                       fresh, args, consts))
 
 
 def _own_one(r, sources):
@@ -92,13 +96,17 @@ def _own_one(r, sources):
     return r if r.flags.writeable else r.copy()
 
 
-def owned(results, args, consts):
-    """Compiled results as fresh arrays the caller owns: an array result that shares memory
-    with an argument, a captured constant (the same object on every call) or another result
-    is copied. A kernel returns its input itself for `lambda x: x`, and views for reshapes."""
+def owned(results, fresh, args, consts):
+    """Compiled results as fresh arrays the caller owns: a result the kernel may not have
+    allocated itself (fresh[i] False: an input returned as it is, a reshape's view, a loop's
+    unchanged carry, a constant, the same value twice) is copied when it shares memory with
+    an argument, a captured constant (the same object on every call) or another result."""
+    if all(fresh):
+        return results
     seen = [s for s in (*args, *consts) if type(s) is np.ndarray]
+    seen += [r for r, f in zip(results, fresh) if f and type(r) is np.ndarray]
     for i, r in enumerate(results):
-        if type(r) is np.ndarray and r.ndim:
+        if not fresh[i] and type(r) is np.ndarray and r.ndim:
             r = results[i] = _own_one(r, seen)
             seen.append(r)
     return results

@@ -156,7 +156,56 @@ def _array_key(a, identity=True):
     return (np.ndarray, id(a) if identity else None, a.shape, a.dtype.str, content)
 
 
-_ATOMS = frozenset([bool, int, str, bytes, type(None), complex, type(Ellipsis), slice, range])
+(_ATOM, _FLOAT, _GENERIC, _ARRAY, _IDENTITY, _TUPLE, _SEQ, _DICT, _SET, _FUNCTION, _METHOD,
+ _PARTIAL, _PROGRAM, _VAR, _CLASS, _BUILTIN, _VALUE, _LIBRARY, _OBJECT) = (
+    "atom", "float", "generic", "array", "identity", "tuple", "seq", "dict", "set", "function",
+    "method", "partial", "program", "var", "class", "builtin", "value", "library", "object")
+_ATOMS = (bool, int, str, bytes, type(None), complex, type(Ellipsis), slice, range)
+_CATEGORY: dict = {}
+_LIBRARY_CODE: dict = {}       # code object -> defined in library code (cleared when large)
+
+
+def _categorize(t):
+    """How _Walker.key treats values of type t (computed once per type)."""
+    if t is float:
+        cat = _FLOAT
+    elif t in _ATOMS:
+        cat = _ATOM
+    elif issubclass(t, np.generic):
+        cat = _GENERIC
+    elif issubclass(t, np.ndarray):
+        cat = _ARRAY
+    elif issubclass(t, (types.ModuleType, Traced)):
+        cat = _IDENTITY
+    elif t is tuple:
+        cat = _TUPLE
+    elif issubclass(t, (tuple, list)):
+        cat = _SEQ
+    elif issubclass(t, dict):
+        cat = _DICT
+    elif issubclass(t, (set, frozenset)):
+        cat = _SET
+    elif t is types.FunctionType:
+        cat = _FUNCTION
+    elif t is types.MethodType:
+        cat = _METHOD
+    elif issubclass(t, functools.partial):
+        cat = _PARTIAL
+    elif issubclass(t, Program):
+        cat = _PROGRAM
+    elif issubclass(t, Var):
+        cat = _VAR
+    elif issubclass(t, type):
+        cat = _CLASS
+    elif t in (types.BuiltinFunctionType, types.MethodWrapperType):
+        cat = _BUILTIN
+    elif (t.__module__ or "builtins").partition(".")[0] in _LIB_PACKAGES:
+        cat = _VALUE if t.__hash__ is not object.__hash__ and t.__eq__ is not object.__eq__ \
+            else _LIBRARY
+    else:
+        cat = _OBJECT
+    _CATEGORY[t] = cat
+    return cat
 
 
 class _Walker:
@@ -174,62 +223,77 @@ class _Walker:
 
     def key(self, v, depth=_DEPTH):
         t = type(v)
-        if t is float:
-            return (t, v if v == v else "nan")
-        if t in _ATOMS:
+        cat = _CATEGORY.get(t) or _categorize(t)
+        if cat is _ATOM:
             return (t, v)
-        self.budget -= len(v) + 1 if isinstance(v, (tuple, list, dict, set, frozenset)) else 1
+        if cat is _FLOAT:
+            return (t, v if v == v else "nan")
+        self.budget -= 1
+        if cat is _FUNCTION:
+            code = v.__code__
+            lib = _LIBRARY_CODE.get(code)
+            if lib is None:
+                if len(_LIBRARY_CODE) > 100_000:
+                    _LIBRARY_CODE.clear()
+                lib = _LIBRARY_CODE[code] = _library_file(code.co_filename)
+            if lib and not self.by_value:
+                # funcgrad's and other libraries' functions are fixed once made; funcgrad's
+                # wrappers (grad, vmap, ...) point at the user's function through __wrapped__
+                inner = getattr(v, "__wrapped__", None)
+                return id(v) if inner is None else (id(v), self.key(inner, depth))
+            return self.function(v, depth) if depth > 0 else (t, id(v))
+        if cat is _TUPLE or cat is _SEQ or cat is _DICT or cat is _SET:
+            self.budget -= len(v)
         if self.budget < 0:
             raise Unguardable(f"it reads more than {_BUDGET} values from outside its arguments")
-        if isinstance(v, np.generic):
+        if cat is _GENERIC:
             return (t, v.tobytes())
-        if isinstance(v, np.ndarray):
+        if cat is _ARRAY:
             return _array_key(v)
-        if isinstance(v, (types.ModuleType, Traced)):
+        if cat is _IDENTITY or depth <= 0:
             return (t, id(v))
-        if depth <= 0:
-            return (t, id(v))
+        if cat is _VALUE:                       # an immutable value type of ours (PyTreeDef)
+            return (t, v)
         d = depth - 1
-        if type(v) is tuple:             # immutable, no cycles: compare again where repeated
+        if cat is _TUPLE:                       # immutable, no cycles: compared where repeated
             return (t, tuple([self.key(x, d) for x in v]))
+        if cat is _VAR:                         # the same variable of the same program
+            return ("var", self.var_names.setdefault(v.id, len(self.var_names)))
+        if cat is _PROGRAM:
+            return self.program(v)
         hit = self.seen.get(id(v))
-        if hit is not None:              # met before in this walk: where (cycles end here)
+        if hit is not None:                     # met before in this walk (cycles end here)
             return ("seen", hit[1])
         self.seen[id(v)] = (v, len(self.seen))
-        if isinstance(v, (tuple, list)):
+        if cat is _SEQ:
             return (t, tuple([self.key(x, d) for x in v]))
-        if isinstance(v, dict):
-            return (t, tuple([(self.key(k, d), self.key(x, d)) for k, x in v.items()]))
-        if isinstance(v, (set, frozenset)):
+        if cat is _DICT:                        # (string keys as they are: the common case)
+            return (t, tuple([(k if type(k) is str else self.key(k, d), self.key(x, d))
+                              for k, x in v.items()]))
+        if cat is _SET:
             return (t, frozenset(v))
-        if isinstance(v, types.FunctionType):
-            return self.function(v, depth)
-        if isinstance(v, types.MethodType):
+        if cat is _METHOD:
             return (t, self.key(v.__self__, d), self.key(v.__func__, depth))
-        if isinstance(v, functools.partial):
+        if cat is _PARTIAL:
             return (t, self.key(v.func, depth), self.key(v.args, d), self.key(v.keywords, d))
-        if isinstance(v, Program):
-            return self.program(v)
-        if isinstance(v, Var):                  # the same variable of the same program
-            return ("var", self.var_names.setdefault(v.id, len(self.var_names)))
-        if self.by_value and hasattr(v, "__trace_key__"):
-            return (t, self.key(v.__trace_key__, depth))
-        if isinstance(v, type):
+        if cat is _CLASS:
             if _library_module(v.__module__):
                 return (t, id(v))
             return (t, id(v), tuple([(k, self.key(x, d)) for k, x in vars(v).items()
                                      if not k.startswith("__")]))
-        if isinstance(v, (types.BuiltinFunctionType, types.MethodWrapperType)):
+        if cat is _BUILTIN:
             owner = getattr(v, "__self__", None)
             return (t, id(v)) if owner is None or isinstance(owner, types.ModuleType) else (
                 t, v.__name__, self.key(owner, d))
-        library = (t.__module__ or "builtins").partition(".")[0] in _LIB_PACKAGES
-        if library and t.__hash__ is not object.__hash__ and t.__eq__ is not object.__eq__:
-            return (t, v)            # an immutable value type of ours (PyTreeDef, Aval)
-        if library and not (self.by_value and (hasattr(v, "__dict__") or hasattr(t, "__slots__"))):
-            inner = getattr(v, "__wrapped__", None)
-            return (t, id(v)) if inner is None else (t, id(v), self.key(inner, depth))
-        parts = [t, id(t) if self.by_value else self.key(t, d)]   # the class: its methods' state
+        if cat is _LIBRARY:
+            if not self.by_value:
+                inner = getattr(v, "__wrapped__", None)
+                return (t, id(v)) if inner is None else (t, id(v), self.key(inner, depth))
+            if hasattr(v, "__trace_key__"):
+                return (t, self.key(v.__trace_key__, depth))
+            if not (hasattr(v, "__dict__") or hasattr(t, "__slots__")):
+                return (t, id(v))
+        parts = [t, id(t) if cat is _LIBRARY else self.key(t, d)]   # the class: its methods
         if hasattr(v, "__dict__"):
             parts.append(self.key(vars(v), depth))
         for slot in getattr(t, "__slots__", ()):
@@ -237,6 +301,8 @@ class _Walker:
         return tuple(parts)
 
     def function(self, f, depth):
+        """A user's function (or, comparing traces, any function): its code, closure cells,
+        defaults and, for the user's own code, the globals it names."""
         d = depth - 1
         code = f.__code__
         parts = [id(code)]
@@ -249,15 +315,15 @@ class _Walker:
             parts.append(self.key(f.__defaults__, d))
         if f.__kwdefaults__:
             parts.append(self.key(f.__kwdefaults__, d))
-        if _library_file(code.co_filename):
-            return tuple(parts)           # funcgrad's own wrappers: only what they close over
+        if _LIBRARY_CODE.get(code) or _library_file(code.co_filename):
+            return tuple(parts)
         glob = f.__globals__
         names = _global_names(code)
         for name in names:
             v = glob.get(name, _MISSING)
             if v is _MISSING:
                 continue
-            if isinstance(v, types.ModuleType):
+            if type(v) is types.ModuleType:
                 if not _library_module(v.__name__):       # `config.scale` in a user module
                     parts += [(name, a, self.key(getattr(v, a), d)) for a in names
                               if a != name and hasattr(v, a)]
@@ -294,10 +360,7 @@ _MISSING = object()
 
 def state_key(f):
     """The key of everything f reads from outside its arguments (raises Unguardable)."""
-    w = _Walker()
-    if isinstance(f, types.FunctionType):
-        return w.function(f, _DEPTH)
-    return w.key(f)
+    return _Walker().key(f)
 
 
 def value_key(v):

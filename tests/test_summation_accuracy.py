@@ -91,6 +91,7 @@ def test_cumsum(dtype):
     _no_worse_than_numpy(got[idx], np.cumsum(x)[idx], exact[idx], dtype)
 
 
+@pytest.mark.filterwarnings("ignore:.*parallel=True.*")   # axis-0 sums have no parallel loop
 @pytest.mark.parametrize("parallel", [False, True])
 def test_infinities_nans_and_overflow_as_numpy(parallel):
     """The compensation of an infinite sum is nan (inf - inf); the result must still be inf."""

@@ -50,7 +50,7 @@ def test_hot_grad_compiles_and_agrees():
     interpreted = fg.grad(f)(x)
     for _ in range(4):
         g = fg.grad(f)(x)                   # a new wrapper each time: counted on f itself
-    tier = policy._tiers[f][("value_and_grad", 0, False)]
+    tier = policy._tiers[f][("grad", 0, False)]
     assert tier.jitted
     np.testing.assert_allclose(g, interpreted, rtol=1e-13)
 
@@ -83,7 +83,7 @@ def test_background_compilation_answers_from_interpreter_meanwhile():
     f = lambda x: fnp.sum(fnp.cos(x) * x)
     x = np.linspace(0, 1, 6)
     g0 = fg.grad(f)(x)
-    tier = policy._tiers[f][("value_and_grad", 0, False)]
+    tier = policy._tiers[f][("grad", 0, False)]
     deadline = time.time() + 60
     while not tier.jitted and time.time() < deadline:
         time.sleep(0.05)

@@ -41,7 +41,7 @@ def assert_same(got, want):
         np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-14)
 
 
-def is_compiled(f, kind=("value_and_grad", 0, False)):
+def is_compiled(f, kind=("grad", 0, False)):
     t = policy._tiers.get(f, {}).get(kind)
     return bool(t and t.jitted)
 
@@ -113,7 +113,7 @@ def test_random_draws_inside_the_loss_stay_random():
     np.random.seed(0)
     want = [interpreted(lambda: fg.grad(loss)(np.ones(3))) for _ in range(12)]
     assert_same(got, want)
-    assert "random" in policy.explain(loss)[("value_and_grad", 0, False)]
+    assert "random" in policy.explain(loss)[("grad", 0, False)]
 
     def loss_py(x):
         return fnp.sum(x * random.random())
@@ -130,7 +130,7 @@ def test_a_generator_object_or_a_clock_is_never_frozen():
         return fnp.sum(x * rng.normal(size=2))
     grads = [fg.grad(loss)(np.ones(2)) for _ in range(12)]
     assert len({g.tobytes() for g in grads}) == 12
-    assert "different programs" in policy.explain(loss)[("value_and_grad", 0, False)]
+    assert "different programs" in policy.explain(loss)[("grad", 0, False)]
 
     def loss_t(x):
         return fnp.sum(x) * time.perf_counter()

@@ -19,7 +19,7 @@ import os
 from .. import ir
 from ..ir import Lit, Program, Var, aval_of
 from ..primitives.base import convert, zeros_like_aval
-from ..primitives.elementwise import isfinite, logical_and, logical_not, where
+from ..primitives.elementwise import logical_and, where
 
 # FUNCGRAD_STRONG_ZERO=0 turns the strong-zero rule off (read when funcgrad is imported).
 STRONG_ZERO = os.environ.get("FUNCGRAD_STRONG_ZERO", "1") not in ("0", "")
@@ -83,23 +83,21 @@ def forward_pass(prog, ins, active, known=None):
     return env, splits
 
 
-# Elementwise primitives whose derivatives are constants: a zero cotangent already gives zero.
-_CONSTANT_DERIVATIVE = frozenset({"add", "subtract", "negative", "select", "convert_element_type"})
-
-
 def _strong_zero(e, ct, in_cts):
     """A cotangent that is exactly zero contributes zero, even where the local derivative is
-    inf or NaN (d/dx sqrt at 0 under a where that discards it): for an elementwise equation,
-    an input cotangent that is not finite where the output cotangent is 0 becomes 0. Only
-    non-finite values are replaced (a finite one is 0 already), so wherever the gradient is
-    finite this is the identity with the identity's derivative: second derivatives through
-    cotangents that pass through 0 stay exact. See docs/conventions.md."""
-    if (not STRONG_ZERO or not isinstance(e.prim.numba, str) or e.prim.multiple_results
-            or e.prim.name in _CONSTANT_DERIVATIVE):
+    inf or NaN (d/dx sqrt at 0 under a where that discards it): for an elementwise equation
+    whose derivative can be singular at finite inputs (Primitive.singular: sqrt, log, divide,
+    power, exp's overflow, ...), an input cotangent that is NaN where the output cotangent is 0
+    becomes 0 (0 times or over anything is 0 or NaN). Only NaN is replaced, so wherever the
+    gradient is a number this is the identity, with the identity's derivative: second
+    derivatives through cotangents that pass through 0 stay exact. See docs/conventions.md."""
+    singular = e.prim.singular
+    if callable(singular):
+        singular = singular(e.params)
+    if not (STRONG_ZERO and singular):
         return in_cts
     zero = ct == 0
-    return [c if c is None or c is ct else
-            where(logical_and(zero, logical_not(isfinite(c))), 0.0, c) for c in in_cts]
+    return [c if c is None else where(logical_and(zero, c != c), 0.0, c) for c in in_cts]
 
 
 def backward_pass(prog, env, cts, active, splits=None, strong_zero=True):

@@ -172,13 +172,17 @@ class Generator:
             for sub in sub_programs(e.params):
                 self._scan(sub)
 
-    def owns(self, x):
-        """x is an array this kernel allocated and reads nowhere else, so an update may write
-        into it. Inputs, loop carries, and results that may be views of another array (a reshape,
-        a loop's output that is its initial value, an alias) are copied first."""
+    def fresh(self, x):
+        """x is an array this kernel allocates on every call: not an input, a constant, a loop
+        carry or a result that may be a view of another array (a reshape, an alias)."""
         p = self.producer.get(x.id) if isinstance(x, Var) else None
         return (p is not None and (isinstance(p.numba, str) or p.name in FRESH)
-                and self.uses.get(x.id) == 1 and x.id not in self.inputs)
+                and x.id not in self.inputs)
+
+    def owns(self, x):
+        """x is fresh and read nowhere else, so an update may write into it (others are
+        copied first)."""
+        return self.fresh(x) and self.uses.get(x.id) == 1
 
     # -- atoms ----------------------------------------------------------------------------------
     def name(self, v):

@@ -21,18 +21,21 @@ import numpy as np
 from . import cache
 from . import control as _control  # noqa: F401  (registers the loop and branch emitters)
 from .codegen import Generator, objmode_call
+from ..ir import Var
 
 _kernels: dict = {}      # (module text, parallel) -> numba dispatcher
 _lock = threading.Lock()
 
 
 class Compiled:
-    """A compiled program: the Numba function, its constant arguments and its source."""
+    """A compiled program: the Numba function, its constant arguments and its source.
+    fresh_outs[i]: output i is allocated anew by every call (it can alias nothing)."""
 
-    __slots__ = ("fn", "consts", "source", "program")
+    __slots__ = ("fn", "consts", "source", "program", "fresh_outs")
 
-    def __init__(self, fn, consts, source, program):
+    def __init__(self, fn, consts, source, program, fresh_outs=None):
         self.fn, self.consts, self.source, self.program = fn, consts, source, program
+        self.fresh_outs = fresh_outs or [False] * len(program.outs)
 
     def __call__(self, *args):
         return self.fn(*args, *self.consts)
@@ -104,7 +107,9 @@ def compile_program(prog, parallel=False) -> Compiled:
                 _kernels[key] = fn
     if os.environ.get("FUNCGRAD_DUMP"):
         print(f"# funcgrad: compiled kernel\n{source}")
-    return Compiled(fn, gen.consts, source, prog)
+    ids = [o.id for o in prog.outs if isinstance(o, Var)]
+    fresh = [gen.fresh(o) and ids.count(o.id) == 1 for o in prog.outs]
+    return Compiled(fn, gen.consts, source, prog, fresh)
 
 
 def _build(source, impls, parallel):

@@ -30,13 +30,14 @@ _NUMBA = {"add": "({0} + {1})", "subtract": "({0} - {1})", "multiply": "({0} * {
           "greater_equal": "({0} >= {1})", "equal": "({0} == {1})", "not_equal": "({0} != {1})"}
 
 
-def _ufunc(ufunc, vjp=None, *, domain="real", aliases=(), name=None):
-    """Define the primitive for `ufunc` and export fnp.<name> (+ aliases). vjp=None: derivative 0."""
+def _ufunc(ufunc, vjp=None, *, domain="real", aliases=(), name=None, singular=False):
+    """Define the primitive for `ufunc` and export fnp.<name> (+ aliases). vjp=None: derivative 0.
+    singular: its derivative can be infinite or NaN at finite inputs (see ir.Primitive)."""
     name = name or ufunc.__name__
     template = _NUMBA.get(name, f"np.{ufunc.__name__}(" + ", ".join(
         "{%d}" % i for i in range(ufunc.nin)) + ")")
     prim = define(name, impl=ufunc, abstract=elementwise_abstract(ufunc), vjp=vjp,
-                  differentiable=vjp is not None, numba=template)
+                  differentiable=vjp is not None, numba=template, singular=singular)
 
     def fn(*args, **kwargs):
         if kwargs:
@@ -72,11 +73,11 @@ add = _ufunc(np.add, lambda ct, x, y, *, out: (ct, ct))
 subtract = _ufunc(np.subtract, lambda ct, x, y, *, out: (ct, -ct))
 multiply = _ufunc(np.multiply, lambda ct, x, y, *, out: (ct * y, ct * x))
 divide = _ufunc(np.true_divide, lambda ct, x, y, *, out: (ct / y, -ct * out / y),
-                     domain="nonzero", aliases=("true_divide",))
+                     domain="nonzero", aliases=("true_divide",), singular=True)
 negative = _ufunc(np.negative, lambda ct, x, *, out: (-ct,))
 _power = _ufunc(np.power, lambda ct, x, y, *, out: (
     _where0(y == 0, ct * y * x ** (y - 1)),
-    _where0(x == 0, ct * out * log(where(x == 0, 1.0, x)))), domain="positive", aliases=("pow",))
+    _where0(x == 0, ct * out * log(where(x == 0, 1.0, x)))), domain="positive", aliases=("pow",), singular=True)
 
 
 def _integer_pow_impl(x, *, y):
@@ -85,6 +86,7 @@ def _integer_pow_impl(x, *, y):
 
 integer_pow_p = define(
     "integer_pow", impl=_integer_pow_impl, abstract=lambda a, *, y: a, numba="({0} ** {y})",
+    singular=lambda params: params["y"] < 0,
     vjp=lambda ct, x, *, out, y: (ct * y if y == 1 else ct * (y * x) if y == 2
                                   else ct * (y * integer_pow_p.bind(x, y=y - 1)),))
 
@@ -125,20 +127,20 @@ ceil = _ufunc(np.ceil)
 rint = _ufunc(np.rint)
 trunc = _ufunc(np.trunc, aliases=("fix",))
 square = _ufunc(np.square, lambda ct, x, *, out: (ct * 2.0 * x,))
-reciprocal = _ufunc(np.reciprocal, lambda ct, x, *, out: (-ct * out * out,), domain="nonzero")
+reciprocal = _ufunc(np.reciprocal, lambda ct, x, *, out: (-ct * out * out,), domain="nonzero", singular=True)
 maximum = _ufunc(np.maximum, select_vjp(lambda a, b: a > b))
 minimum = _ufunc(np.minimum, select_vjp(lambda a, b: a < b))
 
 # ---- exponentials and logarithms ----------------------------------------------------------------
-exp = _ufunc(np.exp, lambda ct, x, *, out: (ct * out,))
-exp2 = _ufunc(np.exp2, lambda ct, x, *, out: (ct * out * LN2,))
-expm1 = _ufunc(np.expm1, lambda ct, x, *, out: (ct * (out + 1.0),))
-log = _ufunc(np.log, lambda ct, x, *, out: (ct / x,), domain="positive")
-log2 = _ufunc(np.log2, lambda ct, x, *, out: (ct / (x * LN2),), domain="positive")
-log10 = _ufunc(np.log10, lambda ct, x, *, out: (ct / (x * LN10),), domain="positive")
-log1p = _ufunc(np.log1p, lambda ct, x, *, out: (ct / (x + 1.0),), domain="positive")
-sqrt = _ufunc(np.sqrt, lambda ct, x, *, out: (ct * 0.5 / out,), domain="positive")
-cbrt = _ufunc(np.cbrt, lambda ct, x, *, out: (ct / (3.0 * out * out),), domain="nonzero")
+exp = _ufunc(np.exp, lambda ct, x, *, out: (ct * out,), singular=True)
+exp2 = _ufunc(np.exp2, lambda ct, x, *, out: (ct * out * LN2,), singular=True)
+expm1 = _ufunc(np.expm1, lambda ct, x, *, out: (ct * (out + 1.0),), singular=True)
+log = _ufunc(np.log, lambda ct, x, *, out: (ct / x,), domain="positive", singular=True)
+log2 = _ufunc(np.log2, lambda ct, x, *, out: (ct / (x * LN2),), domain="positive", singular=True)
+log10 = _ufunc(np.log10, lambda ct, x, *, out: (ct / (x * LN10),), domain="positive", singular=True)
+log1p = _ufunc(np.log1p, lambda ct, x, *, out: (ct / (x + 1.0),), domain="positive", singular=True)
+sqrt = _ufunc(np.sqrt, lambda ct, x, *, out: (ct * 0.5 / out,), domain="positive", singular=True)
+cbrt = _ufunc(np.cbrt, lambda ct, x, *, out: (ct / (3.0 * out * out),), domain="nonzero", singular=True)
 logaddexp = _ufunc(np.logaddexp, lambda ct, x, y, *, out: (ct * exp(x - out), ct * exp(y - out)))
 logaddexp2 = _ufunc(np.logaddexp2, lambda ct, x, y, *, out: (ct * exp2(x - out),
                                                               ct * exp2(y - out)))
@@ -146,19 +148,19 @@ logaddexp2 = _ufunc(np.logaddexp2, lambda ct, x, y, *, out: (ct * exp2(x - out),
 # ---- trigonometric and hyperbolic ---------------------------------------------------------------
 sin = _ufunc(np.sin, lambda ct, x, *, out: (ct * cos(x),))
 cos = _ufunc(np.cos, lambda ct, x, *, out: (-ct * sin(x),))
-tan = _ufunc(np.tan, lambda ct, x, *, out: (ct * (1.0 + out * out),), domain="unit")
-arcsin = _ufunc(np.arcsin, lambda ct, x, *, out: (ct / sqrt(1.0 - x * x),), domain="unit")
-arccos = _ufunc(np.arccos, lambda ct, x, *, out: (-ct / sqrt(1.0 - x * x),), domain="unit")
+tan = _ufunc(np.tan, lambda ct, x, *, out: (ct * (1.0 + out * out),), domain="unit", singular=True)
+arcsin = _ufunc(np.arcsin, lambda ct, x, *, out: (ct / sqrt(1.0 - x * x),), domain="unit", singular=True)
+arccos = _ufunc(np.arccos, lambda ct, x, *, out: (-ct / sqrt(1.0 - x * x),), domain="unit", singular=True)
 arctan = _ufunc(np.arctan, lambda ct, x, *, out: (ct / (1.0 + x * x),))
 arctan2 = _ufunc(np.arctan2, lambda ct, y, x, *, out: (ct * x / (x * x + y * y),
-                                                       -ct * y / (x * x + y * y)))
-hypot = _ufunc(np.hypot, lambda ct, x, y, *, out: (ct * x / out, ct * y / out), domain="nonzero")
-sinh = _ufunc(np.sinh, lambda ct, x, *, out: (ct * cosh(x),))
-cosh = _ufunc(np.cosh, lambda ct, x, *, out: (ct * sinh(x),))
+                                                       -ct * y / (x * x + y * y)), singular=True)
+hypot = _ufunc(np.hypot, lambda ct, x, y, *, out: (ct * x / out, ct * y / out), domain="nonzero", singular=True)
+sinh = _ufunc(np.sinh, lambda ct, x, *, out: (ct * cosh(x),), singular=True)
+cosh = _ufunc(np.cosh, lambda ct, x, *, out: (ct * sinh(x),), singular=True)
 tanh = _ufunc(np.tanh, lambda ct, x, *, out: (ct * (1.0 - out * out),))
 arcsinh = _ufunc(np.arcsinh, lambda ct, x, *, out: (ct / sqrt(x * x + 1.0),))
-arccosh = _ufunc(np.arccosh, lambda ct, x, *, out: (ct / sqrt(x * x - 1.0),), domain="gt1")
-arctanh = _ufunc(np.arctanh, lambda ct, x, *, out: (ct / (1.0 - x * x),), domain="unit")
+arccosh = _ufunc(np.arccosh, lambda ct, x, *, out: (ct / sqrt(x * x - 1.0),), domain="gt1", singular=True)
+arctanh = _ufunc(np.arctanh, lambda ct, x, *, out: (ct / (1.0 - x * x),), domain="unit", singular=True)
 deg2rad = _ufunc(np.deg2rad, lambda ct, x, *, out: (ct * (np.pi / 180.0),), aliases=("radians",))
 rad2deg = _ufunc(np.rad2deg, lambda ct, x, *, out: (ct * (180.0 / np.pi),), aliases=("degrees",))
 
