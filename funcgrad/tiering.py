@@ -47,7 +47,7 @@ import weakref
 import numpy as np
 
 from . import ir
-from .ir import Lit, Program, Traced, Var
+from .ir import Program, Traced, Var
 
 __all__ = ["policy", "TieringPolicy", "state_key", "value_key"]
 

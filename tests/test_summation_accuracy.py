@@ -3,7 +3,6 @@ in a kernel (sum, mean, var, std, norm, logsumexp, sums along rows or columns, t
 backward passes, serial and parallel) is compared with math.fsum on 10**7-element inputs."""
 import math
 
-import numba  # noqa: F401  (its warning class, filtered below)
 import numpy as np
 import pytest
 

@@ -20,13 +20,13 @@ from .. import ir
 from ..ir import Lit, Program, Var, aval_of
 from ..primitives.base import convert, zeros_like_aval
 from ..primitives.elementwise import logical_and, where
-
-# FUNCGRAD_STRONG_ZERO=0 turns the strong-zero rule off (read when funcgrad is imported).
-STRONG_ZERO = os.environ.get("FUNCGRAD_STRONG_ZERO", "1") not in ("0", "")
 from ..tracer import trace_flat
 from .simplify import dce
 
 __all__ = ["vjp_program", "split_program", "active_vars", "forward_pass", "backward_pass"]
+
+# FUNCGRAD_STRONG_ZERO=0 turns the strong-zero rule off (read when funcgrad is imported).
+STRONG_ZERO = os.environ.get("FUNCGRAD_STRONG_ZERO", "1") not in ("0", "")
 
 
 def active_vars(prog: Program, wrt):
