@@ -103,3 +103,47 @@ def test_infinities_nans_and_overflow_as_numpy(parallel):
                   lambda x: fnp.cumsum(x, axis=1), lambda x: fnp.sum(x.astype(np.float32), axis=1)):
             got, want = fg.jit(f, parallel=parallel)(x), f(x)
             np.testing.assert_array_equal(got, want)
+
+
+# ---- property: compiled sums and the strong-zero rule agree with the interpreter ------------
+
+from hypothesis import given, settings, strategies as st          # noqa: E402
+from hypothesis.extra.numpy import arrays                           # noqa: E402
+
+_VALUES = st.one_of(st.floats(-1e6, 1e6, allow_nan=False), st.sampled_from(
+    [0.0, -0.0, np.inf, -np.inf, np.nan, 1e308, -1e308, 5e-324]))
+_SUMS = {   # compiled once each (shapes vary only through the input)
+    "sum": fg.jit(lambda x: fnp.sum(x)), "rows": fg.jit(lambda x: fnp.sum(x, axis=1)),
+    "cols": fg.jit(lambda x: fnp.sum(x, axis=0)), "mean": fg.jit(lambda x: fnp.mean(x, axis=1)),
+    "cumsum": fg.jit(lambda x: fnp.cumsum(x, axis=1)),
+}
+
+
+@settings(max_examples=60, deadline=None)
+@given(x=arrays(np.float64, st.tuples(st.integers(1, 6), st.integers(1, 40)), elements=_VALUES),
+       name=st.sampled_from(sorted(_SUMS)))
+def test_compiled_sums_agree_with_the_interpreter(x, name):
+    """Same special values (inf, -inf, nan) in the same places; finite results within a few
+    roundings of the magnitudes summed."""
+    from funcgrad.api import evaluate
+    f = _SUMS[name]
+    with np.errstate(all="ignore"):
+        got, want = np.asarray(f(x)), np.asarray(evaluate(f.f, x))
+        scale = np.asarray(evaluate(f.f, np.abs(x)))
+        finite = np.isfinite(want)
+        assert np.array_equal(np.isnan(got), np.isnan(want))
+        assert np.array_equal(got[~finite & ~np.isnan(want)], want[~finite & ~np.isnan(want)])
+        assert np.all(np.abs(got - want)[finite] <= 8 * np.finfo(float).eps * scale[finite])
+
+
+@settings(max_examples=40, deadline=None)
+@given(x=arrays(np.float64, 5, elements=st.one_of(st.floats(-4, 4), st.just(0.0))),
+       branch=st.sampled_from(["sqrt", "log", "reciprocal", "power"]))
+def test_strong_zero_compiled_equals_interpreted(x, branch):
+    inner = {"sqrt": fnp.sqrt, "log": fnp.log, "reciprocal": lambda v: 1.0 / v,
+             "power": lambda v: v ** 1.5}[branch]
+    f = lambda x: fnp.sum(fnp.where(x > 0, inner(x), x * 0.5))
+    with np.errstate(all="ignore"):
+        got, want = fg.jit(fg.grad(f))(x), fg.grad(f)(x)
+    assert np.all(np.isfinite(got))
+    np.testing.assert_allclose(got, want, rtol=1e-13)
