@@ -110,8 +110,10 @@ def test_infinities_nans_and_overflow_as_numpy(parallel):
 from hypothesis import given, settings, strategies as st          # noqa: E402
 from hypothesis.extra.numpy import arrays                           # noqa: E402
 
+# no values whose partial sums overflow: then the order of additions decides between inf and
+# nan (NumPy's pairwise order and a running sum differ; docs/conventions.md)
 _VALUES = st.one_of(st.floats(-1e6, 1e6, allow_nan=False), st.sampled_from(
-    [0.0, -0.0, np.inf, -np.inf, np.nan, 1e308, -1e308, 5e-324]))
+    [0.0, -0.0, np.inf, -np.inf, np.nan, 1e300, -1e300, 5e-324]))
 _SUMS = {   # compiled once each (shapes vary only through the input)
     "sum": fg.jit(lambda x: fnp.sum(x)), "rows": fg.jit(lambda x: fnp.sum(x, axis=1)),
     "cols": fg.jit(lambda x: fnp.sum(x, axis=0)), "mean": fg.jit(lambda x: fnp.mean(x, axis=1)),
@@ -123,8 +125,8 @@ _SUMS = {   # compiled once each (shapes vary only through the input)
 @given(x=arrays(np.float64, st.tuples(st.integers(1, 6), st.integers(1, 40)), elements=_VALUES),
        name=st.sampled_from(sorted(_SUMS)))
 def test_compiled_sums_agree_with_the_interpreter(x, name):
-    """Same special values (inf, -inf, nan) in the same places; finite results within a few
-    roundings of the magnitudes summed."""
+    """Same special values (inf, -inf, nan) in the same places; finite results within the
+    rounding error bound of the sum (n roundings of the magnitudes summed)."""
     from funcgrad.api import evaluate
     f = _SUMS[name]
     with np.errstate(all="ignore"):
@@ -133,7 +135,9 @@ def test_compiled_sums_agree_with_the_interpreter(x, name):
         finite = np.isfinite(want)
         assert np.array_equal(np.isnan(got), np.isnan(want))
         assert np.array_equal(got[~finite & ~np.isnan(want)], want[~finite & ~np.isnan(want)])
-        assert np.all(np.abs(got - want)[finite] <= 8 * np.finfo(float).eps * scale[finite])
+        # NumPy's own error bound for n terms (its cumsum adds in sequence) plus ours
+        bound = (4 + x.shape[1]) * np.finfo(float).eps * scale[finite]
+        assert np.all(np.abs(got - want)[finite] <= bound)
 
 
 @settings(max_examples=40, deadline=None)
@@ -145,5 +149,5 @@ def test_strong_zero_compiled_equals_interpreted(x, branch):
     f = lambda x: fnp.sum(fnp.where(x > 0, inner(x), x * 0.5))
     with np.errstate(all="ignore"):
         got, want = fg.jit(fg.grad(f))(x), fg.grad(f)(x)
-    assert np.all(np.isfinite(got))
-    np.testing.assert_allclose(got, want, rtol=1e-13)
+    assert np.all(got[x <= 0] == 0.5)                 # the discarded branch adds nothing
+    np.testing.assert_allclose(got, want, rtol=1e-13)  # (x > 0 tiny: a genuine inf, both)
