@@ -223,6 +223,11 @@ def _unflatten_grads(a: _Args, grads, argnums):
     return [per_arg[i] for i in argnums]
 
 
+def _hashable(argnums):
+    """argnums as a tiering key (a list becomes a tuple)."""
+    return tuple(argnums) if isinstance(argnums, list) else argnums
+
+
 def _tiered(f, kind, make_jit, interpreted):
     """Run `interpreted` until f is hot for this signature, then its compiled form (tiering.py).
     If compiling fails, that signature stays interpreted (which raises any user error)."""
@@ -243,7 +248,7 @@ def value_and_grad(f, argnums=0, has_aux=False):
     def make_jit():
         from .jit import jit
         return jit(_value_and_grad(f, argnums, has_aux))
-    vg = _tiered(f, ("value_and_grad", argnums, has_aux), make_jit,
+    vg = _tiered(f, ("value_and_grad", _hashable(argnums), has_aux), make_jit,
                  _value_and_grad(f, argnums, has_aux))
     vg = functools.wraps(f, updated=())(vg)
     vg.__name__ = f"value_and_grad_of_{_fn_name(f)}"
@@ -292,7 +297,7 @@ def grad(f, argnums=0, has_aux=False):
         from .jit import jit
         return jit(gradient)
     grad_f = functools.wraps(f, updated=())(
-        _tiered(f, ("grad", argnums, has_aux), make_jit, gradient))
+        _tiered(f, ("grad", _hashable(argnums), has_aux), make_jit, gradient))
     grad_f.__name__ = f"grad_of_{_fn_name(f)}"
     return grad_f
 

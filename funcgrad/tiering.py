@@ -72,6 +72,7 @@ class TieringPolicy:
         if self.threshold <= 0:
             return None
         try:
+            hash(kind)                      # (argnums given as a list: not tracked)
             per_f = self._tiers.get(f)
             if per_f is None:
                 per_f = self._tiers[f] = {}

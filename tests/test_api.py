@@ -154,3 +154,14 @@ def test_lists_and_tuples_of_traced_values_are_accepted_like_numpy():
     assert fg.grad(lambda x: fnp.prod(fnp.stack((x, x, 2.0))))(3.0) == 12.0
     with pytest.raises(fg.ConcretizationError, match="fnp.array"):
         fg.grad(lambda x: np.sum([x, x]))(1.0)
+
+
+def test_argnums_as_a_list():
+    f = lambda x, y: fnp.sum(x * y ** 2)
+    x, y = np.array([1.0, 2.0]), np.array([3.0, 4.0])
+    for _ in range(12):                                 # interpreted, then compiled
+        gx, gy = fg.grad(f, argnums=[0, 1])(x, y)
+        np.testing.assert_allclose(gx, y ** 2)
+        np.testing.assert_allclose(gy, 2 * x * y)
+        (v, (gx2, _)) = fg.value_and_grad(f, argnums=[0, 1])(x, y)
+        np.testing.assert_allclose(gx2, y ** 2)
