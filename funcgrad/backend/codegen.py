@@ -474,12 +474,8 @@ class LoopEmitter:
         else:
             at, comp = f"{oname}_acc", f"{oname}_c"
             pre += [f"{at} = {zero}", f"{comp} = {zero}"]
-        v = f"{oname}_v"
-        self.body += [f"{v} = {acc_t}({val})" if acc != dt else f"{v} = {val}",
-                      f"{oname}_s = {at}", f"{oname}_t = {oname}_s + {v}",
-                      f"{oname}_b = {oname}_t - {oname}_s",
-                      f"{comp} += ({oname}_s - ({oname}_t - {oname}_b)) + ({v} - {oname}_b)",
-                      f"{at} = {oname}_t"]
+        v = f"{acc_t}({val})" if acc != dt else val
+        self.body.append(f"{at}, {comp} = _vm.add_compensated({at}, {comp}, {v})")
         if row:
             pass
         elif partial:

@@ -222,10 +222,7 @@ def _cumulative(outs, ins, e):
         return lines + [
             pad + f"{o}_acc = 0.0; {o}_c = 0.0",
             pad + f"for {idx[axis]} in range({a.shape[axis]}):",
-            pad + f"    {o}_v = np.float64({x}[{at}])",
-            pad + f"    {o}_t = {o}_acc + {o}_v; {o}_b = {o}_t - {o}_acc",
-            pad + f"    {o}_c += ({o}_acc - ({o}_t - {o}_b)) + ({o}_v - {o}_b)",
-            pad + f"    {o}_acc = {o}_t",
+            pad + f"    {o}_acc, {o}_c = _vm.add_compensated({o}_acc, {o}_c, np.float64({x}[{at}]))",
             pad + f"    {o}[{at}] = {_dt(a.dtype)}(_vm.compensated({o}_acc, {o}_c))"]
     lines += [pad + f"{o}_acc = {_dt(a.dtype)}({init})",
               pad + f"for {idx[axis]} in range({a.shape[axis]}):",

@@ -429,6 +429,15 @@ FUNCTIONS = {(name, dt): globals()[f"{name}_f{dt[-2:]}"]
 # ---- compensated summation (the code generator writes the loop itself) ------------------------
 
 @_jit
+def add_compensated(acc, comp, v):
+    """acc + v with Knuth's TwoSum: the rounding error of the addition, exact in binary
+    floating point, is added to the running compensation comp. Returns (acc, comp)."""
+    t = acc + v
+    b = t - acc
+    return t, comp + ((acc - (t - b)) + (v - b))
+
+
+@_jit
 def compensated(acc, comp):
     """A compensated sum's value: acc + comp, or acc itself once it is inf or nan (the
     compensation of an infinite sum is nan: inf - inf)."""
@@ -450,10 +459,7 @@ def compensated_total(parts, comps):
     acc = 0.0
     comp = 0.0
     for k in range(parts.size):
-        t = acc + parts[k]
-        b = t - acc
-        comp += (acc - (t - b)) + (parts[k] - b) + comps[k]
-        acc = t
+        acc, comp = add_compensated(acc, comp + comps[k], parts[k])
     return compensated(acc, comp)
 
 
