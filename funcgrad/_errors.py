@@ -65,6 +65,29 @@ def user_frame():
     return None
 
 
+def traceback_user_frame(tb):
+    """SourceInfo of the innermost user frame (not funcgrad's or NumPy's) in a traceback."""
+    found = None
+    while tb is not None:
+        code = tb.tb_frame.f_code
+        if not _is_library_file(code.co_filename):
+            found = SourceInfo(code.co_filename, tb.tb_lineno, code.co_name)
+        tb = tb.tb_next
+    return found
+
+
+def add_location(exc, src, what="raised"):
+    """Note on a NumPy/Python error (AxisError, IndexError, LinAlgError, ...) raised inside
+    funcgrad the user's line it comes from; funcgrad's own errors already name it. Shown
+    under the message in the traceback (Python 3.11+: exception notes)."""
+    if src is None or isinstance(exc, FuncgradError) or not hasattr(exc, "add_note"):
+        return
+    notes = getattr(exc, "__notes__", ())
+    if any(n.startswith("funcgrad: ") for n in notes):
+        return                          # the innermost place is the useful one
+    exc.add_note(f"funcgrad: {what} at {src.long()}")
+
+
 def where(src):
     """' at file:line (function)' or '' when unknown."""
     return f" at {src.long()}" if src is not None else ""

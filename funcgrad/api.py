@@ -12,7 +12,7 @@ import inspect
 
 import numpy as np
 
-from ._errors import IntegerInputError, NonScalarOutputError, SourceInfo
+from ._errors import IntegerInputError, NonScalarOutputError, SourceInfo, UnsupportedDtypeError
 from .interpreter import eval_program
 from .ir import Aval, Traced, aval_of
 from .tracer import trace_flat
@@ -74,6 +74,7 @@ class _Args:
         all_args = list(args) + [kwargs]
         names = names + ["kwargs"]
         self.trees = []
+        self.converted = False   # a leaf was converted (a byte-swapped array made native)
         for i, (arg, name) in enumerate(zip(all_args, names)):
             diff = i in diff_argnums
             static = i in static_argnums
@@ -81,6 +82,9 @@ class _Args:
             self.trees.append(td)
             for path, leaf in pairs:
                 label = keystr(name, path)
+                if type(leaf) is not np.ndarray and isinstance(leaf, np.ndarray) or (
+                        type(leaf) is np.ndarray and not leaf.dtype.isnative):
+                    leaf = self._plain_array(f, leaf, label)
                 if diff:
                     leaf = _check_diff_leaf(f, leaf, label)
                 if not static and (_is_array_like(leaf) or diff or (
@@ -92,6 +96,25 @@ class _Args:
                 else:
                     self.slots.append(("static", leaf))
         self.nargs = len(args)
+
+    def _plain_array(self, f, x, label):
+        """An ndarray subclass or a byte-swapped array as the plain native array it stands
+        for, or a clear refusal where converting would change the meaning (a mask, np.matrix)."""
+        if isinstance(x, np.ma.MaskedArray):
+            raise UnsupportedDtypeError(
+                f"{_fn_name(f)}: argument {label} is a masked array; funcgrad would lose its mask. "
+                f"Pass {label.split('[')[0]}.filled(value), or the data and the mask as two "
+                "arguments and use fnp.where(mask, fill, x) inside the function (np.ma.getdata "
+                "ignores the mask on purpose).")
+        if isinstance(x, np.matrix):
+            raise UnsupportedDtypeError(
+                f"{_fn_name(f)}: argument {label} is an np.matrix, whose * is a matrix product; "
+                f"pass np.asarray({label.split('[')[0]}) and use @ for matrix products.")
+        x = np.asarray(x)
+        if not x.dtype.isnative:                # big-endian data: same values, native order
+            x = x.astype(x.dtype.newbyteorder("="))
+        self.converted = True
+        return x
 
     def avals(self):
         """Avals of the traced leaves; Python numbers are weakly typed (promote like scalars)."""

@@ -20,11 +20,12 @@ import numpy as np
 
 from . import ir
 from .interpreter import eval_program
-from .ir import Aval, Eqn, Lit, Program, Traced, Var
+from ._errors import ShapeError
+from .ir import Aval, Eqn, Lit, Program, Traced, Var, aval_of
 from .primitives.base import convert, define
 from .primitives.special import custom_vjp_p, pure_callback_p, remat_barrier, stop_gradient_p
 from .transforms.vjp import active_vars, backward_pass, forward_pass
-from .tree_util import tree_flatten, tree_map, tree_unflatten
+from .tree_util import keystr, tree_flatten, tree_flatten_with_path, tree_map, tree_unflatten
 
 __all__ = ["stop_gradient", "custom_vjp", "custom_jvp", "checkpoint", "checkpoint_name",
            "checkpoint_policies", "pure_callback"]
@@ -78,7 +79,27 @@ class _Spec:
         if tree != self.arg_tree:
             raise TypeError(f"custom_vjp: bwd returned cotangents of structure {tree!r}; the "
                             f"differentiable arguments have structure {self.arg_tree!r}")
-        return [None if c is None else c for c in leaves]
+        for k, (c, v) in enumerate(zip(leaves, arg_vals)):
+            if c is None:
+                continue
+            got, want = aval_of(c), aval_of(v)
+            if got.shape != want.shape:
+                raise ShapeError(
+                    f"custom_vjp: the bwd rule {self._rule_name()} returned a cotangent of shape "
+                    f"{got.shape} for differentiable input {self._input_name(k)}, which has shape "
+                    f"{want.shape}. bwd must return, for each differentiable argument, a value "
+                    "of that argument's shape (sum over broadcast axes, e.g. g.sum(axis=0)).")
+        return leaves
+
+    def _rule_name(self):
+        code = getattr(self.bwd, "__code__", None)
+        name = getattr(self.bwd, "__name__", repr(self.bwd))
+        return f"{name} ({code.co_filename}:{code.co_firstlineno})" if code else name
+
+    def _input_name(self, k):
+        """'args[1]' or 'args[0]["w"]': the k-th leaf of the differentiable arguments."""
+        paths = tree_flatten_with_path(tree_unflatten(self.arg_tree, list(range(self.n_arg))))[0]
+        return keystr("args", paths[k][0])
 
     def __repr__(self):
         return f"<bwd {getattr(self.bwd, '__name__', self.bwd)}>"

@@ -7,6 +7,7 @@ program, which is how one transform's output is fed to the next. Reads the IR on
 from __future__ import annotations
 
 from . import ir
+from ._errors import add_location
 from .ir import Lit, Program, bind_staged
 
 __all__ = ["eval_program"]
@@ -39,6 +40,9 @@ def eval_program(prog: Program, *args):
         prev, override[0] = override[0], e.src
         try:
             out = bind_staged(e.prim, *ins, **e.params)
+        except Exception as exc:
+            add_location(exc, e.src, f"{e.prim.name} failed on values computed")
+            raise
         finally:
             override[0] = prev
         if e.prim.multiple_results:

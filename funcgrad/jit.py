@@ -57,7 +57,7 @@ class _Entry:
         self.fast = self._fast_call()
 
     def run(self, vals):
-        args = [np.asarray(v)[()] if s else v for v, s in zip(vals, self.scalar_in)]
+        args = [_scalar(v) if s else v for v, s in zip(vals, self.scalar_in)]
         res = self.compiled(*args)
         return owned([t(r) if t is not None else r for r, t in zip(res, self.out_types)],
                      self.compiled.fresh_outs, args, self.compiled.consts)
@@ -69,6 +69,9 @@ class _Entry:
         simple = not any(self.scalar_in) and not any(t is not None for t in self.out_types)
         if tree is None:
             return None
+        if any(self.scalar_in):        # 0-d arguments go in as scalars, as on the first call
+            run = self.run
+            return lambda args: tree_unflatten(tree, run(args))
         if simple and tree.node_type is None and len(self.out_types) == 1:
             if fresh[0]:                   # allocated by the kernel: nothing to check
                 return lambda args: fn(*args, *consts)[0]
@@ -81,6 +84,14 @@ class _Entry:
         return lambda args: tree_unflatten(tree, owned([t(r) if t is not None else r for r, t in
                                                         zip(fn(*args, *consts), types)],
                                                        fresh, args, consts))
+
+
+def _scalar(v):
+    """A 0-d argument as the scalar the kernel takes."""
+    t = type(v)
+    if t is np.ndarray:
+        return v[()]
+    return v if t in _PASS_SCALARS else np.asarray(v)[()]
 
 
 def _own_one(r, sources):
@@ -190,7 +201,7 @@ class JitFunction:
             self._entries[sig] = entry
             key = _fast_key(args)
             if (key is not None and not kwargs and not self.static_argnums
-                    and len(a.dyn_vals) == len(args)):
+                    and len(a.dyn_vals) == len(args) and not a.converted):
                 self._fast[key] = entry.fast
             return tree_unflatten(entry.out_tree, out)
         return tree_unflatten(entry.out_tree, entry.run(a.dyn_vals))

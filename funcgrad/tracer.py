@@ -7,11 +7,14 @@ Imports ir, _errors and the primitive registry (for the namespace functions).
 """
 from __future__ import annotations
 
+import sys
+
 import numpy as np
 
 from . import ir
 from ._errors import (ConcretizationError, EscapedTracerError, MutationError,
-                      UnsupportedDtypeError, UnsupportedFunctionError, user_frame, where)
+                      UnsupportedDtypeError, UnsupportedFunctionError, add_location,
+                      traceback_user_frame, user_frame, where)
 from .ir import Eqn, Lit, Program, Traced, Var
 from .primitives.base import LINALG, NAMESPACE
 
@@ -114,6 +117,9 @@ def trace_flat(fn, avals, labels=None):
     try:
         outs = fn(*ins)
         out_atoms = [trace.to_atom(o) for o in outs]
+    except Exception as exc:
+        add_location(exc, traceback_user_frame(exc.__traceback__), "raised while tracing")
+        raise
     finally:
         ir._state.stack.pop()
         trace.active = False
@@ -250,6 +256,12 @@ class Tracer(Traced):
         raise self._concrete_error(".tolist()")
 
     def __array__(self, dtype=None, copy=None):
+        caller = _numpy_caller()
+        if caller is not None and caller in NAMESPACE:
+            raise ConcretizationError(
+                f"np.{caller} converts its arguments to NumPy arrays, which a traced value "
+                f"cannot become{where(user_frame())}. Use fnp.{caller} (import funcgrad.numpy "
+                "as fnp): it takes traced values.")
         raise self._concrete_error(
             "Converting to a NumPy array (np.asarray/np.array, or a NumPy function given a "
             "list of traced values: use fnp.array(list) or fnp.stack(list))")
@@ -277,7 +289,23 @@ class Tracer(Traced):
         fn = table.get(func.__name__)
         if fn is None:
             raise _unsupported(f"{module.replace('numpy', 'np', 1)}.{func.__name__}")
+        if fn is func:         # NumPy's own function (a constructor from shapes): run its code
+            return func._implementation(*args, **kwargs)     # without dispatching here again
         return fn(*args, **kwargs)
+
+
+def _numpy_caller():
+    """The name of the NumPy function the user called that is converting a traced value
+    (np.full(3, x) -> 'full'), or None when the user converted it themselves."""
+    frame, name = sys._getframe(2), None
+    while frame is not None:
+        module = frame.f_globals.get("__name__", "")
+        if module == "numpy" or module.startswith("numpy."):
+            name = frame.f_code.co_name
+        elif not module.startswith("funcgrad"):
+            break
+        frame = frame.f_back
+    return None if name in (None, "asarray", "array", "asanyarray") else name
 
 
 def _unsupported(name):

@@ -21,7 +21,7 @@ from funcgrad.backend import cache
 from funcgrad.ir import Aval
 from funcgrad.primitives import REGISTRY
 
-# A small gradient with objmode helpers (det and, in the backward pass, inv), so the standalone module
+# A small gradient with objmode helpers (det and, in the backward pass, cofactor), so the standalone module
 # imports REGISTRY and rebuilds its helpers. {pre} runs before funcgrad traces anything; it is a
 # single line, so the traced source positions (and the generated source) do not move.
 CODE = """import sys, time, numpy as np, numba, funcgrad, funcgrad as fg, funcgrad.numpy as fnp
@@ -85,7 +85,7 @@ def test_cold_run_writes_a_private_standalone_entry(seed):
     key = run["events"][0][1]
     assert entry == key[:32] and f"key={key}" in header
     assert f"sha256={__import__('hashlib').sha256(body.encode()).hexdigest()}" in header
-    assert "REGISTRY['det']" in body and "def kernel(" in body
+    assert "REGISTRY['cofactor']" in body and "def kernel(" in body
     assert any(n.endswith(".nbi") for n in os.listdir(root / entry / "__pycache__"))
 
 
@@ -201,7 +201,8 @@ def test_literal_writer_is_exact_and_strict():
     nasty = "x')\nimport os; os.system('echo pwned')  # \u00e9\\"
     params = {"s": nasty, "t": (1, -0.0, None, True, ("a", [2.5, float("inf")])),
               "d": np.dtype("float32"), "n": np.int32(7), "big": 2 ** 70}
-    text = cache.module_text(src, {"_impl0_gather": (REGISTRY["gather"], params, aval)})
+    where = "/home/u/it's \"mine\".py:3 (in f)\nimport os"     # a user's path, escaped too
+    text = cache.module_text(src, {"_impl0_gather": (REGISTRY["gather"], params, aval, where)})
     tree = ast.parse(text)
     assert [type(n).__name__ for n in tree.body] == (["Expr"] + ["Import"] * 3
                                                       + ["ImportFrom"] * 4 + ["Assign", "FunctionDef"])
@@ -210,13 +211,15 @@ def test_literal_writer_is_exact_and_strict():
     assert type(back["n"]) is np.int32 and back["n"] == 7
     assert repr(back["t"]) == repr(params["t"])
     assert "Aval((2, 3, ), np.dtype('float32'))" in text
+    call = next(n for n in ast.walk(tree) if isinstance(n, ast.Call) and getattr(n.func, "id", "") == "objmode_call")
+    assert ast.literal_eval(call.args[3]) == where
 
     class S(str):
         def __repr__(self):
             return "__import__('os')"
     for bad in (object(), S("x"), np.dtype([("a", "f8")]), {"a": 1}, lambda: 0, np.ones(2)):
-        assert cache.module_text(src, {"_impl0_gather": (REGISTRY["gather"], {"p": bad}, aval)}) is None
+        assert cache.module_text(src, {"_impl0_gather": (REGISTRY["gather"], {"p": bad}, aval, None)}) is None
     fake = type(REGISTRY["gather"])("gather", impl=None, abstract=None)   # not the registered one
-    assert cache.module_text(src, {"_impl0_gather": (fake, {}, aval)}) is None
-    assert cache.module_text(src, {"_impl0_gather": (REGISTRY["gather"], {1: 2}, aval)}) is None
+    assert cache.module_text(src, {"_impl0_gather": (fake, {}, aval, None)}) is None
+    assert cache.module_text(src, {"_impl0_gather": (REGISTRY["gather"], {1: 2}, aval, None)}) is None
     assert cache.module_text(src, {}).endswith(src)

@@ -154,13 +154,13 @@ def module_text(source, impls):
                   "from funcgrad.primitives import REGISTRY", ""]
         try:
             for name in sorted(impls):
-                prim, params, avals = impls[name]
+                prim, params, avals, where = impls[name]
                 if (not name.isidentifier() or REGISTRY.get(prim.name) is not prim
                         or type(params) is not dict or any(type(k) is not str for k in params)):
                     return None
                 items = ", ".join(f"{_lit(k)}: {_lit(params[k])}" for k in sorted(params))
                 lines.append(f"{name} = objmode_call(REGISTRY[{_lit(prim.name)}], {{{items}}}, "
-                             f"[{', '.join(_aval_lit(a) for a in avals)}])")
+                             f"[{', '.join(_aval_lit(a) for a in avals)}], {_lit(where)})")
         except TypeError:
             return None
     return "\n".join(lines) + "\n\n\n" + source

@@ -249,9 +249,11 @@ class Generator:
 
     def objmode(self, outs, ins, e):
         """Call the primitive's NumPy implementation from compiled code (slow path).
-        `impls[helper]` = (primitive, params, output avals); compile.py builds the callable."""
+        `impls[helper]` = (primitive, params, output avals, the user's line); compile.py builds
+        the callable."""
         helper = f"_impl{len(self.impls)}_{e.prim.name}"
-        self.impls[helper] = (e.prim, dict(e.params), [v.aval for v in e.outputs])
+        self.impls[helper] = (e.prim, dict(e.params), [v.aval for v in e.outputs],
+                              None if e.src is None else _comment(e.src.long()))
         used = [self.uses.get(v.id, 0) > 0 for v in e.outputs]
         types = ", ".join(f"{o}='{numba_type(v.aval)}'" for o, v, u in zip(outs, e.outputs, used) if u)
         target = ", ".join(o if u else "_" for o, u in zip(outs, used)) + ("," if len(outs) == 1 else "")
@@ -271,10 +273,16 @@ class Generator:
         return [f"({''.join(o + ', ' for o in got)}) = {fn}({', '.join(ins)})"]
 
 
-def objmode_call(prim, params, avals):
-    """The Python callable behind an objmode block: NumPy impl, outputs in the declared types."""
+def objmode_call(prim, params, avals, where=None):
+    """The Python callable behind an objmode block: NumPy impl, outputs in the declared types.
+    An error NumPy raises (LinAlgError, ...) gets a note naming the user's line `where`."""
     def call(*args):
-        out = prim.impl(*[np.asarray(a) for a in args], **params)
+        try:
+            out = prim.impl(*[np.asarray(a) for a in args], **params)
+        except Exception as exc:
+            if where is not None and hasattr(exc, "add_note"):
+                exc.add_note(f"funcgrad: {prim.name} failed on values computed at {where}")
+            raise
         outs = out if prim.multiple_results else (out,)
         return tuple(np.asarray(o, dtype=a.dtype).reshape(a.shape)[()] if a.ndim == 0
                      else np.ascontiguousarray(o, dtype=a.dtype) for o, a in zip(outs, avals))

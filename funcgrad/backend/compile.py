@@ -46,7 +46,10 @@ def generate(prog, name="kernel", parallel=False):
     return gen, gen.generate()
 
 
-UNSUPPORTED_DTYPES = ("float16",)     # Numba has no arithmetic for them
+def _uncompilable(dtype):
+    """Numba has no arithmetic for float16, long double or complex long double."""
+    return dtype.name == "float16" or (
+        dtype.kind in "fc" and dtype.itemsize > (16 if dtype.kind == "c" else 8))
 
 
 def _interpreted(prog, why):
@@ -87,11 +90,11 @@ def tune_allocator():
 
 def compile_program(prog, parallel=False) -> Compiled:
     """Lower `prog` to source and compile it (or reuse an identical kernel). Programs with
-    dtypes Numba cannot compute in (float16) run in the interpreter instead."""
+    dtypes Numba cannot compute in (float16, long double) run in the interpreter instead."""
     tune_allocator()
-    dtypes = {v.aval.dtype.name for v in prog.in_vars} | {
-        v.aval.dtype.name for e in prog.eqns for v in e.outputs}
-    bad = sorted(dtypes & set(UNSUPPORTED_DTYPES))
+    dtypes = {v.aval.dtype for v in prog.in_vars} | {
+        v.aval.dtype for e in prog.eqns for v in e.outputs}
+    bad = sorted(d.name for d in dtypes if _uncompilable(d))
     if bad:
         return _interpreted(prog, f"dtype {', '.join(bad)}")
     gen, source = generate(prog, parallel=parallel)

@@ -7,6 +7,6 @@ other (elementwise <- shape <- indexing <- reductions <- contract), never the tr
 """
 from .base import LINALG, NAMESPACE, REGISTRY, define, export
 from . import (elementwise, shape, indexing, arrange, pad, reductions, contract,  # noqa: F401
-               linalg, linalg_compose, creation, misc, stats, special)  # noqa: F401,E401
+               linalg, linalg_compose, creation, ranges, misc, stats, special)  # noqa: F401,E401
 
 __all__ = ["REGISTRY", "NAMESPACE", "LINALG", "define", "export"]

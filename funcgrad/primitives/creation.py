@@ -6,6 +6,8 @@ ordinary NumPy arrays: they become constants of the program.
 """
 from __future__ import annotations
 
+import operator
+
 import numpy as np
 
 from ..ir import Traced, aval_of
@@ -73,8 +75,27 @@ def full_like(a, fill_value, dtype=None, shape=None):
     return full(shp, fill_value, dt)
 
 
-for _name in ("zeros", "ones", "empty", "full", "eye", "identity", "arange", "linspace",
-              "logspace", "geomspace", "meshgrid", "indices", "tri", "copy"):
+@export("full")
+def full_(shape, fill_value, dtype=None, order="C"):
+    """np.full; fill_value may be traced (the shape may not).
+
+        >>> fnp.full((3,), x)               # x, x, x; the gradient sums back to x
+    """
+    if not isinstance(fill_value, Traced):
+        return np.full(shape, fill_value, dtype=dtype, order=order)
+    from .base import broadcast_to
+    shp = tuple(np.atleast_1d(shape).tolist()) if np.ndim(shape) else (operator.index(shape),)
+    dt = aval_of(fill_value).dtype if dtype is None else np.dtype(dtype)
+    return broadcast_to(convert(fill_value, dt), shp)
+
+
+@export()
+def copy(a, order="K", subok=False):
+    """np.copy; a traced value is returned as it is (traced arrays are never mutated)."""
+    return a if isinstance(a, Traced) else np.copy(a, order=order, subok=subok)
+
+
+for _name in ("zeros", "ones", "empty", "eye", "identity", "arange", "indices", "tri"):
     export(_name)(getattr(np, _name))
 del _name
 

@@ -194,14 +194,44 @@ def _times_inv_t(c, a):
     return expand_dims(expand_dims(c, -1), -1) * _mT(inv_p.bind(a))
 
 
+def _cofactor(a):
+    """The cofactor matrix of a (stacked): det(A) inv(A).T where A is invertible, and its
+    continuous extension where it is not. From the SVD A = U S V^T: cof(A) = det(U) det(V)
+    U adj(S) V^T, with adj(S)_ii the product of the other singular values; exact at
+    singular matrices (rank n-1 gives a rank-1 cofactor matrix, lower ranks zero)."""
+    a = np.asarray(a)
+    if a.shape[-1] == 0:
+        return np.zeros_like(a)
+    u, s, vh = np.linalg.svd(a)
+    ones = np.ones_like(s[..., :1])
+    before = np.cumprod(np.concatenate([ones, s[..., :-1]], axis=-1), axis=-1)
+    after = np.cumprod(np.concatenate([ones, s[..., :0:-1]], axis=-1), axis=-1)[..., ::-1]
+    sign = np.linalg.det(u) * np.linalg.det(vh)
+    return sign[..., None, None] * ((u * (before * after)[..., None, :]) @ vh)
+
+
+def _cofactor_vjp(ct, a, *, out):
+    # d cof = (tr(cof^T dA) cof - cof dA^T cof) / det(A): needs A invertible (second order)
+    if aval_of(a).shape[-1] <= 1:
+        return (None,)
+    d = expand_dims(expand_dims(det_p.bind(a), -1), -1)
+    dot = expand_dims(expand_dims((ct * out).sum(axis=(-2, -1)), -1), -1)
+    return ((dot * out - matmul(matmul(out, _mT(ct)), out)) / d,)
+
+
+cofactor_p = define("cofactor", batch=STACKED, impl=_cofactor, abstract=lambda a: a,
+                    vjp=_cofactor_vjp)
+
 det_p = define("det", batch=STACKED, impl=lambda a: np.asarray(np.linalg.det(a)),
                abstract=lambda a: Aval(a.shape[:-2], a.dtype),
-               vjp=lambda ct, a, *, out: (_times_inv_t(ct * out, a),))
+               vjp=lambda ct, a, *, out: (expand_dims(expand_dims(ct, -1), -1)
+                                          * cofactor_p.bind(a),))
 
 
 @_public
 def det(a):
-    """np.linalg.det; d det(A)/dA = det(A) inv(A).T (the gradient needs A nonsingular).
+    """np.linalg.det; d det(A)/dA is the cofactor matrix of A (det(A) inv(A).T where A is
+    invertible; defined at singular matrices too, second derivatives need A invertible).
 
         >>> fnp.linalg.det(A)
     """
