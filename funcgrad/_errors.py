@@ -132,3 +132,9 @@ class EscapedTracerError(FuncgradError, RuntimeError):
 class CarryTypeError(FuncgradError, TypeError):
     """A loop body or branch returns values whose structure, shape or dtype differ from its
     input carry (or from the other branches)."""
+
+
+class KernelInterrupted(Exception):
+    """Raised inside a compiled kernel when a signal handler raised while it ran (Ctrl-C:
+    loops poll Python's signal handlers). Callers re-raise it as KeyboardInterrupt; it is an
+    Exception only because Numba can raise nothing else."""

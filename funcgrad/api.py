@@ -254,10 +254,11 @@ def _hashable(argnums):
 def _tiered(f, kind, make_jit, interpreted):
     """Run `interpreted` until f is hot for this signature, then its compiled form (tiering.py).
     If compiling fails, that signature stays interpreted (which raises any user error)."""
-    from .tiering import run_tiered
+    from .tiering import _Tiers, run_tiered
+    local = _Tiers()           # used when f cannot carry its own (see TieringPolicy)
 
     def call(*args, **kwargs):
-        return run_tiered(f, kind, make_jit, interpreted, args, kwargs)
+        return run_tiered(f, kind, make_jit, interpreted, args, kwargs, local)
     return call
 
 

@@ -279,12 +279,14 @@ def hessian(f, argnums=0):
         >>> fg.hessian(lambda x: fnp.sum(x ** 3))(np.ones(2))
         array([[6., 0.], [0., 6.]])
     """
-    h = _jacobian_interpreted(_jacobian_interpreted(f, argnums, False, False), argnums, False, True)
+    interpreted = _jacobian_interpreted(_jacobian_interpreted(f, argnums, False, False),
+                                        argnums, False, True)
 
     def make_jit():
         from .jit import jit
-        return jit(h)
-    h = functools.wraps(f, updated=())(_tiered(f, ("hessian", repr(argnums)), make_jit, h))
+        return jit(interpreted)
+    h = functools.wraps(f, updated=())(_tiered(f, ("hessian", repr(argnums)), make_jit,
+                                               interpreted))
     h.__name__ = f"hessian_of_{_fn_name(f)}"
     return h
 

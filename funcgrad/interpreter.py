@@ -6,6 +6,11 @@ program, which is how one transform's output is fed to the next. Reads the IR on
 """
 from __future__ import annotations
 
+import threading
+import warnings
+
+import numpy as np
+
 from . import ir
 from ._errors import add_location
 from .ir import Lit, Program, bind_staged
@@ -29,15 +34,59 @@ def _last_uses(prog: Program):
 
 
 def eval_program(prog: Program, *args):
-    """Evaluate `prog` on `args` (arrays or tracers); returns the list of outputs."""
+    """Evaluate `prog` on `args` (arrays or tracers); returns the list of outputs.
+
+    NumPy's floating-point warnings (divide by zero, overflow, invalid value) are reported at
+    the user's line that made the failing equation, once per line as NumPy does, instead of
+    at this file; np.seterr/np.errstate settings other than "warn" are kept as they are."""
     if len(args) != len(prog.in_vars):
         raise TypeError(f"program takes {len(prog.in_vars)} inputs, got {len(args)}")
+    if _local.redirecting or ir._state.stack:     # (under a trace nothing is computed)
+        return _eval(prog, args)
+    modes = np.geterr()
+    if "warn" not in modes.values():
+        return _eval(prog, args)
+    _local.redirecting = True
+    try:
+        with np.errstate(call=_fp_warning, **{k: "call" if m == "warn" else m
+                                              for k, m in modes.items()}):
+            return _eval(prog, args)
+    finally:
+        _local.redirecting = False
+
+
+class _Local(threading.local):
+    redirecting = False     # inside eval_program's errstate (sub-programs of loops are too)
+    eqn = None              # the equation being evaluated
+
+
+_local = _Local()
+_registries: dict = {}      # filename -> the warnings registry of that file's lines
+
+
+def _fp_warning(errtype, flag):
+    """np.seterrcall handler: the warning NumPy would give, at the equation's user line."""
+    e = _local.eqn
+    message = f"{errtype} encountered in {e.prim.name if e is not None else 'a computation'}"
+    src = e.src if e is not None else None
+    if src is None:
+        warnings.warn(message, RuntimeWarning, stacklevel=2)
+        return
+    if len(_registries) > 1000:
+        _registries.clear()
+    warnings.warn_explicit(message, RuntimeWarning, src.filename, src.lineno,
+                           registry=_registries.setdefault(src.filename, {}))
+
+
+def _eval(prog, args):
     env = {v.id: a for v, a in zip(prog.in_vars, args)}
     frees = _last_uses(prog)
     override = ir._state.override
+    local = _local
     for e, free in zip(prog.eqns, frees):
         ins = [v.val if isinstance(v, Lit) else env[v.id] for v in e.inputs]
         prev, override[0] = override[0], e.src
+        local.eqn = e
         try:
             out = bind_staged(e.prim, *ins, **e.params)
         except Exception as exc:

@@ -146,6 +146,10 @@ class Traced:
     aval: Aval
     _trace: Any
 
+    def weakened(self):
+        """The same value, promoting like a Python number (see Aval.weak)."""
+        raise NotImplementedError
+
 
 class Primitive:
     """A named operation and its rules; each rule is data, filled in where the primitive is defined.

@@ -9,9 +9,14 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import threading
+import inspect
+import os
+import types
 
 import numpy as np
 
+from ._errors import KernelInterrupted
 from .api import _Args, _trace_call, evaluate
 from .ir import Traced
 from .tiering import value_key
@@ -28,30 +33,38 @@ def prepare(prog):
 
 __all__ = ["jit", "disable_jit", "JitFunction", "VjpJit"]
 
-_disabled = [False]
+class _Disabled(threading.local):
+    """Whether jit is disabled, per thread: one thread debugging in `disable_jit` leaves the
+    others compiled. The attribute is read on every jitted call."""
+    on = False
+
+
+_disabled = _Disabled()
 
 
 @contextlib.contextmanager
 def disable_jit(disable=True):
-    """Run jitted functions with the reference interpreter inside this block (for debugging).
+    """Run jitted functions with the reference interpreter inside this block, in this thread
+    (for debugging; other threads keep running compiled).
 
         >>> with fg.disable_jit():
         ...     fg.jit(f)(x)          # NumPy, equation by equation
     """
-    prev, _disabled[0] = _disabled[0], disable
+    prev, _disabled.on = _disabled.on, disable
     try:
         yield
     finally:
-        _disabled[0] = prev
+        _disabled.on = prev
 
 
 class _Entry:
     """One compiled signature: kernel, how to pass arguments, how to rebuild outputs."""
 
-    __slots__ = ("compiled", "out_tree", "scalar_in", "out_types", "fast")
+    __slots__ = ("compiled", "out_tree", "scalar_in", "out_types", "fast", "hot", "fast_keys")
 
     def __init__(self, compiled, out_tree, in_avals, out_avals):
         self.compiled, self.out_tree = compiled, out_tree
+        self.hot, self.fast_keys = True, []     # used since the last eviction sweep; _fast keys
         self.scalar_in = [a.ndim == 0 for a in in_avals]
         self.out_types = [a.dtype.type if a.ndim == 0 else None for a in out_avals]
         self.fast = self._fast_call()
@@ -158,16 +171,44 @@ def _fast_key(args):
     return tuple(key)
 
 
+def _check_static_argnums(f, static_argnums):
+    """static_argnums as a tuple of ints, refused when f cannot have such an argument."""
+    nums = (static_argnums,) if isinstance(static_argnums, int) else tuple(static_argnums)
+    if not all(isinstance(i, int) and not isinstance(i, bool) for i in nums):
+        raise TypeError(f"fg.jit: static_argnums must be ints, got {static_argnums!r}")
+    try:
+        params = list(inspect.signature(f).parameters.values())
+    except (TypeError, ValueError):          # a builtin or C callable: nothing to check
+        return nums
+    if any(p.kind is p.VAR_POSITIONAL for p in params):
+        return nums
+    n = sum(p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) for p in params)
+    bad = [i for i in nums if not -n <= i < n]
+    if bad:
+        name = getattr(f, "__name__", repr(f))
+        raise ValueError(f"fg.jit: static_argnums={static_argnums!r} refers to argument "
+                         f"{bad[0]}, but {name} takes {n} positional argument(s)")
+    return tuple(i % n for i in nums)
+
+
+MAX_SIGNATURES = int(os.environ.get("FUNCGRAD_JIT_MAX_SIGNATURES", "64"))
+
+
 class JitFunction:
     """A function compiled per signature; see `jit`."""
 
     def __init__(self, f, static_argnums=(), parallel=False):
         self.f = f
-        self.static_argnums = (static_argnums,) if isinstance(static_argnums, int) else tuple(static_argnums)
+        self.static_argnums = _check_static_argnums(f, static_argnums)
         self.parallel = parallel
         self._entries: dict = {}
         self._fast: dict = {}
         functools.update_wrapper(self, f, updated=())
+
+    def __get__(self, obj, objtype=None):
+        """@fg.jit on a method: the instance is the first argument (static, by value: a changed
+        attribute recompiles; make the class a pytree to trace its arrays instead)."""
+        return self if obj is None else types.MethodType(self, obj)
 
     def _signature(self, a: _Args):
         statics = tuple(s[1] for s in a.slots if not isinstance(s, int))
@@ -184,10 +225,14 @@ class JitFunction:
 
     def __call__(self, *args, **kwargs):
         if not kwargs:
-            fast = self._fast.get(_fast_key(args))
-            if fast is not None and not _disabled[0]:
-                return fast(args)
-        if _disabled[0]:
+            hit = self._fast.get(_fast_key(args))
+            if hit is not None and not _disabled.on:
+                hit.hot = True
+                try:
+                    return hit.fast(args)
+                except KernelInterrupted:       # Ctrl-C inside the kernel (see vecmath)
+                    raise KeyboardInterrupt from None
+        if _disabled.on:
             return evaluate(self.f, *args, **kwargs)
         if any(isinstance(x, Traced) for x in tree_flatten((args, kwargs))[0]):
             return self.f(*args, **kwargs)               # inside another transform: inline
@@ -198,13 +243,33 @@ class JitFunction:
         if entry is None:
             entry = self._compile(a)
             out = _first_run(entry, a.dyn_vals, self.f)     # Numba compiles on the first call
-            self._entries[sig] = entry
             key = _fast_key(args)
-            if (key is not None and not kwargs and not self.static_argnums
-                    and len(a.dyn_vals) == len(args) and not a.converted):
-                self._fast[key] = entry.fast
+            if (key is None or kwargs or self.static_argnums or len(a.dyn_vals) != len(args)
+                    or a.converted or entry.fast is None):
+                key = None
+            self._remember(sig, entry, key)
             return tree_unflatten(entry.out_tree, out)
+        entry.hot = True
         return tree_unflatten(entry.out_tree, entry.run(a.dyn_vals))
+
+    def _remember(self, sig, entry, key):
+        """Keep a new compiled signature; past MAX_SIGNATURES one not used lately goes (CLOCK,
+        an approximation of least recently used: each call marks its entry, a sweep gives
+        marked entries a second chance). Its kernel is freed unless another function shares
+        it; calling that signature again compiles it again (from the disk cache)."""
+        while len(self._entries) >= MAX_SIGNATURES:
+            old_sig = next(iter(self._entries))
+            old = self._entries.pop(old_sig)
+            if old.hot:
+                old.hot = False
+                self._entries[old_sig] = old          # to the back of the queue
+                continue
+            for k in old.fast_keys:
+                self._fast.pop(k, None)
+        self._entries[sig] = entry
+        if key is not None:
+            self._fast[key] = entry
+            entry.fast_keys.append(key)
 
     def _compile(self, a):
         from .backend.compile import compile_program

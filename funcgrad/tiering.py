@@ -54,38 +54,87 @@ __all__ = ["policy", "TieringPolicy", "state_key", "value_key"]
 
 class TieringPolicy:
     """When interpreted transforms get compiled. Environment: FUNCGRAD_JIT_THRESHOLD (0 turns
-    tiering off), FUNCGRAD_JIT_BACKGROUND=1 (compile in a background thread)."""
+    tiering off), FUNCGRAD_JIT_BACKGROUND=1 (compile in a background thread).
+
+    Where the counts and compiled forms live: on the function object itself (a plain function
+    or functools.partial: an attribute, so they are shared by every fg.grad(f) wrapper and die
+    with f, compiled kernels included); for other callables (bound methods, callable
+    objects) in the wrapper fg.grad made, so create that wrapper once and reuse it. Nothing
+    is kept in a global table: dropping f frees it and everything it captured."""
 
     def __init__(self):
         self.threshold = int(os.environ.get("FUNCGRAD_JIT_THRESHOLD", "10"))
         self.background = os.environ.get("FUNCGRAD_JIT_BACKGROUND", "") not in ("", "0")
-        self._tiers: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
-        self._lock = threading.Lock()
+        self.generation = 0
 
     def reset(self):
         """Forget all call counts and tiered compilations."""
-        with self._lock:
-            self._tiers = weakref.WeakKeyDictionary()
+        self.generation += 1
 
-    def tier(self, f, kind, make_jit):
-        """The _Tier of (f, kind), or None when f cannot be tracked (tiering off, no weakref)."""
+    def tier(self, f, kind, local=None):
+        """The _Tier of (f, kind), or None when f cannot be tracked (tiering off). `local`:
+        the calling wrapper's own _Tiers, used for callables that cannot carry them."""
         if self.threshold <= 0:
             return None
         try:
             hash(kind)                      # (argnums given as a list: not tracked)
-            per_f = self._tiers.get(f)
-            if per_f is None:
-                per_f = self._tiers[f] = {}
         except TypeError:
             return None
-        t = per_f.get(kind)
+        tiers = self._tiers_of(f, local)
+        if tiers is None:
+            return None
+        t = tiers.get(kind)
         if t is None:
-            t = per_f[kind] = _Tier(f, make_jit)
+            t = tiers[kind] = _Tier(f)
         return t
+
+    def _tiers_of(self, f, local=None):
+        if type(f) in _CARRIERS:
+            tiers = f.__dict__.get(_ATTR)
+            if tiers is None or tiers.owner() is not f or tiers.generation != self.generation:
+                # (functools.wraps copies __dict__: another function's _Tiers are not ours)
+                tiers = _Tiers(f, self.generation)
+                f.__dict__[_ATTR] = tiers
+            return tiers
+        if local is not None and local.generation != self.generation:
+            local.clear()
+            local.generation = self.generation
+        return local
+
+    def tiers(self, f):
+        """f's own {kind: _Tier} ({} when it has none, or cannot carry them)."""
+        tiers = f.__dict__.get(_ATTR) if type(f) in _CARRIERS else None
+        if tiers is None or tiers.owner() is not f or tiers.generation != self.generation:
+            return {}
+        return tiers
 
     def explain(self, f):
         """Why f's transforms run interpreted or compiled: {kind: reason}."""
-        return {kind: t.why() for kind, t in (self._tiers.get(f) or {}).items()}
+        return {kind: t.why() for kind, t in self.tiers(f).items()}
+
+
+_ATTR = "__funcgrad_tiers__"
+_CARRIERS = frozenset({types.FunctionType, functools.partial})
+
+
+class _Tiers(dict):
+    """kind -> _Tier for one function; kept in the function's __dict__. Pickled (cloudpickle
+    copies a function's __dict__) as an empty table: compiled forms do not travel."""
+
+    def __init__(self, f=None, generation=0):
+        super().__init__()
+        self.owner = weakref.ref(f) if f is not None else _dead
+        self.generation = generation
+
+    def __reduce__(self):
+        return (_Tiers, ())
+
+    def __deepcopy__(self, memo):
+        return _Tiers()
+
+
+def _dead():
+    return None
 
 
 policy = TieringPolicy()
@@ -429,8 +478,7 @@ class _Watch:
 class _Tier:
     """Guards, reproducibility records and compiled forms of one (function, transform) pair."""
 
-    def __init__(self, f, make_jit):
-        self.make_jit = make_jit
+    def __init__(self, f):
         self.f_ref = weakref.ref(f)
         self.state = None         # the state the records and compiled forms below belong to
         self.runs = {}            # sig -> (trace key, identical interpreted calls in a row)
@@ -445,9 +493,12 @@ class _Tier:
             return f"compiled for {len(self.jitted)} signature(s)"
         return f"interpreted: fewer than {policy.threshold} identical calls so far"
 
-    def compiled_for(self, args, kwargs):
+    def compiled_for(self, args, kwargs, make_jit):
         """(compiled form, None) to run compiled, or (None, watch) to interpret this call
-        under `watch` (None when the call is not tracked)."""
+        under `watch` (None when the call is not tracked). `make_jit()` builds the compiled
+        form; it comes from the calling wrapper, so nothing here holds f strongly until f is
+        compiled (then f -> its _Tiers -> the compiled form -> f is a cycle the collector
+        frees)."""
         f = self.f_ref()
         if f is None or self.never:
             return None, None
@@ -468,7 +519,7 @@ class _Tier:
         record = self.runs.get(sig)
         if (record is not None and record[1] >= policy.threshold and sig not in self.pending
                 and sig not in self.failed):
-            jitted = self.make_jit()
+            jitted = make_jit()
             if not policy.background:
                 self.jitted[sig] = jitted
                 return jitted, None
@@ -517,18 +568,23 @@ class _Tier:
             self.pending.discard(sig)
 
 
-def run_tiered(f, kind, make_jit, interpreted, args, kwargs):
-    """Call `interpreted` or, once f is hot for these arguments, its compiled form."""
-    tier = policy.tier(f, kind, make_jit)
+def run_tiered(f, kind, make_jit, interpreted, args, kwargs, local=None):
+    """Call `interpreted` or, once f is hot for these arguments, its compiled form. `local`:
+    the wrapper's own _Tiers (see TieringPolicy)."""
+    tier = policy.tier(f, kind, local)
     if tier is None:
         return interpreted(*args, **kwargs)
-    jitted, watch = tier.compiled_for(args, kwargs)
+    jitted, watch = tier.compiled_for(args, kwargs, make_jit)
     if jitted is not None:
         try:
             return jitted(*args, **kwargs)
         except Exception:
+            # The user's error (a singular matrix, a bad index) fails interpreted too: it is
+            # raised from there, with the user's line, and the compiled form stays. Only what
+            # works interpreted but not compiled makes this signature interpreted from now on.
+            out = interpreted(*args, **kwargs)
             tier.give_up(args, kwargs)
-            return interpreted(*args, **kwargs)
+            return out
     if watch is None:
         return interpreted(*args, **kwargs)
     with watch:

@@ -15,7 +15,7 @@ from . import ir
 from ._errors import (ConcretizationError, EscapedTracerError, MutationError,
                       UnsupportedDtypeError, UnsupportedFunctionError, add_location,
                       traceback_user_frame, user_frame, where)
-from .ir import Eqn, Lit, Program, Traced, Var
+from .ir import Aval, Eqn, Lit, Program, Traced, Var
 from .primitives.base import LINALG, NAMESPACE
 
 __all__ = ["Trace", "Tracer", "trace_flat"]
@@ -158,13 +158,20 @@ _UFUNC_METHODS = {("reduce", "add"): "sum", ("reduce", "multiply"): "prod",
 class Tracer(Traced):
     """Stands for an array while a function is traced. Immutable: use `x.at[idx].set(v)`."""
 
-    __slots__ = ("_trace", "_var")
+    __slots__ = ("_trace", "_var", "_weak")
     __array_priority__ = 1000
 
-    def __init__(self, trace, var):
-        self._trace, self._var = trace, var
+    def __init__(self, trace, var, weak=None):
+        self._trace, self._var, self._weak = trace, var, weak
 
-    aval = property(lambda self: self._var.aval)
+    # _weak: this value is arithmetic on Python numbers only (0.1 * i of a loop counter i):
+    # it keeps promoting like a Python number, as in NumPy, without an equation of its own
+    aval = property(lambda self: self._var.aval if self._weak is None else self._weak)
+
+    def weakened(self):
+        """The same value, promoting like a Python number from now on."""
+        a = self._var.aval
+        return self if a.weak else Tracer(self._trace, self._var, Aval(a.shape, a.dtype, True))
     shape = property(lambda self: self._var.aval.shape)
     dtype = property(lambda self: self._var.aval.dtype)
     ndim = property(lambda self: self._var.aval.ndim)
@@ -261,7 +268,8 @@ class Tracer(Traced):
             raise ConcretizationError(
                 f"np.{caller} converts its arguments to NumPy arrays, which a traced value "
                 f"cannot become{where(user_frame())}. Use fnp.{caller} (import funcgrad.numpy "
-                "as fnp): it takes traced values.")
+                "as fnp): it takes traced values, and lists of them (or make the list an array "
+                "first with fnp.array(list) or fnp.stack(list)).")
         raise self._concrete_error(
             "Converting to a NumPy array (np.asarray/np.array, or a NumPy function given a "
             "list of traced values: use fnp.array(list) or fnp.stack(list))")

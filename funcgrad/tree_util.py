@@ -42,9 +42,18 @@ def register_dataclass(cls):
         ... @dataclasses.dataclass
         ... class Params: w: np.ndarray; b: np.ndarray
     """
-    names = [f.name for f in dataclasses.fields(cls)]
-    register_pytree_node(cls, lambda o: ([getattr(o, n) for n in names], None),
-                         lambda _, children: cls(**dict(zip(names, children))))
+    fields = dataclasses.fields(cls)
+    names = [f.name for f in fields]
+    later = {f.name for f in fields if not f.init}    # init=False: set after construction
+
+    def unflatten(_, children):
+        obj = cls(**{n: c for n, c in zip(names, children) if n not in later})
+        for n, c in zip(names, children):
+            if n in later:
+                object.__setattr__(obj, n, c)      # (frozen dataclasses too)
+        return obj
+
+    register_pytree_node(cls, lambda o: ([getattr(o, n) for n in names], None), unflatten)
     return cls
 
 

@@ -453,7 +453,7 @@ def _linalg(a, ab, s, sb, b, r):
         "solve": L.solve(a, b), "inv(batch)": L.inv(ab), "det": L.det(a), "slogdet": sign * logdet,
         "cholesky(batch)": L.cholesky(sb), "eigh": w[:, None] * q * q,
         "eigvalsh(U)": L.eigvalsh(sb, UPLO="U"), "svd": (u * sv) @ vh, "svdvals": L.svdvals(r),
-        "pinv": L.pinv(r),
+        "pinv": L.pinv(r), "cofactor": fg.grad(L.det)(a),       # det's gradient
     }
 
 

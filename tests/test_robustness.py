@@ -197,3 +197,152 @@ def test_numpy_errors_carry_the_users_line():
 def test_numpy_constructor_given_a_traced_value_suggests_its_fnp_twin():
     with pytest.raises(fg.ConcretizationError, match=r"np.full converts .*Use fnp.full"):
         fg.grad(lambda x: fnp.sum(np.full(3, x)))(2.0)
+
+
+# ---- the "also" list ---------------------------------------------------------------------------
+
+def test_float32_carry_stays_float32_as_numpy_promotes_python_numbers():
+    init = np.ones(3, np.float32)
+    want = init.copy()
+    for i in range(5):
+        want = want + 0.1 * i                  # Python float * int: a Python float (weak)
+    got = fg.fori_loop(0, 5, lambda i, c: c + 0.1 * i, init)
+    assert got.dtype == np.float32 and want.dtype == np.float32
+    np.testing.assert_array_equal(got, want)
+    jitted = fg.jit(lambda c: fg.fori_loop(0, 5, lambda i, c: c + 0.1 * i, c))(init)
+    np.testing.assert_array_equal(jitted, want)
+    # arithmetic on Python-number arguments stays weak too, as in NumPy
+    f32 = np.ones(2, np.float32)
+    assert fg.jit(lambda x: x * 2.0 * f32)(3.0).dtype == (3.0 * 2.0 * f32).dtype == np.float32
+
+
+def test_jit_on_a_method():
+    class Model:
+        def __init__(self):
+            self.scale = 2.0
+
+        @fg.jit
+        def apply(self, x):
+            return x * self.scale
+
+    m = Model()
+    np.testing.assert_array_equal(m.apply(np.ones(2)), [2.0, 2.0])
+    np.testing.assert_array_equal(m.apply(np.ones(2)), [2.0, 2.0])
+    m.scale = 3.0                               # the instance is static by value: recompiles
+    np.testing.assert_array_equal(m.apply(np.ones(2)), [3.0, 3.0])
+    np.testing.assert_array_equal(Model.apply(m, np.ones(1)), [3.0])
+
+
+def test_dataclass_with_an_init_false_field_round_trips():
+    import dataclasses
+
+    @fg.tree_util.register_dataclass
+    @dataclasses.dataclass
+    class P:
+        w: np.ndarray
+        b: np.ndarray = dataclasses.field(init=False, default=None)
+
+    p = P(np.ones(2))
+    p.b = np.full(2, 3.0)
+    leaves, tree = fg.tree_util.tree_flatten(p)
+    back = fg.tree_util.tree_unflatten(tree, leaves)
+    assert back.b is p.b and back.w is p.w
+    g = fg.grad(lambda p: fnp.sum(p.w * p.b))(p)
+    np.testing.assert_array_equal(g.w, [3.0, 3.0])
+    np.testing.assert_array_equal(g.b, [1.0, 1.0])
+
+
+def test_out_of_range_static_argnums_is_refused():
+    with pytest.raises(ValueError, match=r"static_argnums=5 refers to argument 5, but <lambda> "
+                                         r"takes 2 positional"):
+        fg.jit(lambda x, y: x + y, static_argnums=5)
+    assert fg.jit(lambda x, n: x * n, static_argnums=-1)(np.ones(2), 3)[0] == 3.0
+    assert fg.jit(lambda *a: a[0] * a[1], static_argnums=4)(np.ones(1), 2.0)[0] == 2.0
+
+
+def test_disable_jit_is_per_thread():
+    import threading
+    calls = []
+
+    def f(x):
+        calls.append(1)                         # runs on every interpreted call
+        return x * 2
+
+    jf = fg.jit(f)
+    jf(np.ones(2))
+    inside, done = threading.Event(), threading.Event()
+
+    def debugging():
+        with fg.disable_jit():
+            jf(np.ones(2))
+            inside.set()
+            done.wait(10)
+
+    t = threading.Thread(target=debugging)
+    t.start()
+    assert inside.wait(10)
+    before = len(calls)
+    for _ in range(5):
+        jf(np.ones(2))                          # this thread: still compiled
+    done.set()
+    t.join()
+    assert len(calls) == before
+
+
+def test_a_hot_function_that_raised_once_stays_compiled():
+    from funcgrad.tiering import policy
+    old = policy.threshold
+    policy.threshold = 2
+    try:
+        def f(a):
+            return fnp.sum(fnp.linalg.inv(a) * a)
+
+        g = fg.grad(f)
+        good = np.eye(2) * 2.0
+        for _ in range(4):
+            g(good)
+        assert policy.explain(f)[("grad", 0, False)].startswith("compiled")
+        with pytest.raises(np.linalg.LinAlgError) as e:
+            g(np.zeros((2, 2)))                     # the user's error, raised from the
+        assert "(in f)" in _notes(e)                # interpreter with the user's line
+        assert policy.explain(f)[("grad", 0, False)].startswith("compiled")
+        np.testing.assert_allclose(g(good), fg.grad(f)(good))
+    finally:
+        policy.threshold = old
+
+
+def test_a_loop_too_long_to_differentiate_says_what_and_how():
+    def loss(x):
+        return fg.fori_loop(0, 10 ** 10, lambda i, c: fnp.sin(c), x)
+
+    with pytest.raises(MemoryError, match=r"10,000,000,000 steps stores 8 bytes per step.*"
+                                          r"checkpoint=k"):
+        fg.grad(loss)(1.0)
+
+
+# ---- NumPy warnings at the user's line ---------------------------------------------------------
+
+def test_numpy_warnings_point_at_the_users_line_once_per_line():
+    import warnings
+
+    def f(x):
+        y = fnp.log(x)
+        z = 1.0 / x
+        return fnp.sum(y + z)
+
+    first = f.__code__.co_firstlineno
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("default")
+        for _ in range(3):
+            fg.grad(f)(np.array([0.0, 1.0]))
+    where = [(w.filename, w.lineno, str(w.message)) for w in caught]
+    assert (__file__, first + 1, "divide by zero encountered in log") in where
+    assert (__file__, first + 2, "divide by zero encountered in divide") in where
+    assert all(w.filename == __file__ and w.category is RuntimeWarning for w in caught)
+    assert len(where) == len(set(where))              # each once, not once per call
+    with np.errstate(all="raise"):                    # the user's settings still rule
+        with pytest.raises(FloatingPointError):
+            fg.grad(f)(np.array([0.0, 1.0]))
+    with np.errstate(all="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("error")
+        fg.grad(f)(np.array([0.0, 1.0]))

@@ -42,7 +42,7 @@ def assert_same(got, want):
 
 
 def is_compiled(f, kind=("grad", 0, False)):
-    t = policy._tiers.get(f, {}).get(kind)
+    t = policy.tiers(f).get(kind)
     return bool(t and t.jitted)
 
 

@@ -21,7 +21,9 @@ is not persisted, only compiled in memory.
 
 Environment: FUNCGRAD_CACHE_DIR relocates the cache (`0`, `off`, `none` or `false` disable
 it), FUNCGRAD_DISABLE_CACHE=1 disables it, FUNCGRAD_CACHE_DEBUG=1 prints `funcgrad-cache:
-hit|miss|rebuild <key>` to stderr. `clear_cache()` deletes the entries.
+hit|miss|rebuild <key>` to stderr. `clear_cache()` deletes the entries. FUNCGRAD_CACHE_MAX_MB
+(default 2048) limits the cache's size: adding a kernel past it deletes the least recently used
+entries.
 """
 from __future__ import annotations
 
@@ -318,6 +320,59 @@ def _prepare_entry(root, key, data):
     return path, event
 
 
+def max_bytes():
+    """The disk cache's size limit: FUNCGRAD_CACHE_MAX_MB (default 2048 MB)."""
+    try:
+        return int(float(os.environ.get("FUNCGRAD_CACHE_MAX_MB", "2048")) * 2 ** 20)
+    except ValueError:
+        return 2048 * 2 ** 20
+
+
+def _touch(entry):
+    try:
+        os.utime(entry)
+    except OSError:
+        pass
+
+
+def _entry_bytes(entry):
+    total = 0
+    for folder, _, files in os.walk(entry):
+        for name in files:
+            try:
+                total += os.lstat(os.path.join(folder, name)).st_size
+            except OSError:
+                pass
+    return total
+
+
+def _prune(root, keep):
+    """Past the size limit, delete the least recently used entries (by the time an entry was
+    last made or loaded) until the cache is at 3/4 of the limit; never `keep`, the entry in
+    use. Runs when a kernel is added, not on hits."""
+    limit = max_bytes()
+    entries, total = [], 0
+    for name in os.listdir(root):
+        path = os.path.join(root, name)
+        if not _ENTRY_RE.match(name) or os.path.islink(path) or path == keep:
+            continue
+        try:
+            used = os.stat(path).st_mtime
+        except OSError:
+            continue
+        size = _entry_bytes(path)
+        entries.append((used, size, path))
+        total += size
+    total += _entry_bytes(keep)
+    if total <= limit:
+        return
+    for _, size, path in sorted(entries):
+        shutil.rmtree(path, ignore_errors=True)
+        total -= size
+        if total <= limit * 3 // 4:
+            break
+
+
 def load_kernel(text, parallel):
     """The Numba dispatcher for module `text` with the on-disk cache, or None when the cache is
     disabled or unusable (the caller then compiles in memory)."""
@@ -332,6 +387,11 @@ def load_kernel(text, parallel):
         _warn(f"funcgrad: kernel cache {root!r} unusable ({e}); compiling in memory")
         return None
     _debug(event, key)
+    entry = os.path.dirname(path)
+    if event == "hit":
+        _touch(entry)                   # recency, for the size limit's least-recently-used order
+    else:
+        _prune(root, keep=entry)
     import numba
     name = f"_funcgrad_kernel_{key[:32]}"
     module = sys.modules.get(name)

@@ -19,11 +19,13 @@ import threading
 import numpy as np
 
 from . import cache
+from .._errors import KernelInterrupted
 from . import control as _control  # noqa: F401  (registers the loop and branch emitters)
 from .codegen import Generator, objmode_call
 from ..ir import Var
 
-_kernels: dict = {}      # (module text, parallel) -> numba dispatcher
+_kernels: dict = {}      # (module text, parallel) -> numba dispatcher, least recently used first
+MAX_KERNELS = int(os.environ.get("FUNCGRAD_MAX_KERNELS", "256"))
 _lock = threading.Lock()
 
 
@@ -38,7 +40,10 @@ class Compiled:
         self.fresh_outs = fresh_outs or [False] * len(program.outs)
 
     def __call__(self, *args):
-        return self.fn(*args, *self.consts)
+        try:
+            return self.fn(*args, *self.consts)
+        except KernelInterrupted:
+            raise KeyboardInterrupt from None
 
 
 def generate(prog, name="kernel", parallel=False):
@@ -101,13 +106,15 @@ def compile_program(prog, parallel=False) -> Compiled:
     text = cache.module_text(source, gen.impls)     # None: helpers not writable as literals
     key = (text, bool(parallel))
     with _lock:
-        fn = _kernels.get(key) if text is not None else None
+        fn = _kernels.pop(key, None) if text is not None else None
         if fn is None:
             fn = cache.load_kernel(text, parallel) if text is not None else None
             if fn is None:
                 fn = _build(source, gen.impls, parallel)
-            if text is not None:
-                _kernels[key] = fn
+        if text is not None:
+            _kernels[key] = fn                      # (re)inserted: the most recently used
+            while len(_kernels) > MAX_KERNELS:      # the table only shares kernels between
+                del _kernels[next(iter(_kernels))]  # functions; their own entries keep theirs
     if os.environ.get("FUNCGRAD_DUMP"):
         print(f"# funcgrad: compiled kernel\n{source}")
     ids = [o.id for o in prog.outs if isinstance(o, Var)]

@@ -5,6 +5,9 @@ program) and its input variables bound to the loop's carries. No Python runs per
 while_grad (reverse mode through a while loop) becomes two loops: the forward loop appends the
 body's residuals to tape arrays that double in size when full, then a counted loop runs the
 body's backward half from the last step to the first.
+
+Every loop checks for Ctrl-C at the top of its body (see vecmath.interrupted): each step when
+the body does array work, every POLL_EVERY steps when it is scalar code.
 """
 from __future__ import annotations
 
@@ -12,6 +15,27 @@ from ..ir import split_list as _split
 from .codegen import STRUCTURED, dtype_text
 
 TAPE_START = 16     # initial tape capacity in steps; doubles when full
+POLL_EVERY = 1024   # steps between Ctrl-C checks in loops whose body is scalar code
+
+
+def _heavy(*progs):
+    """Whether a step does array work or runs inner loops (microseconds or more): then the
+    loop checks for Ctrl-C every step (5 ns), else every POLL_EVERY steps."""
+    return any(v.aval.ndim > 0 or e.prim.name in STRUCTURED
+               for p in progs for e in p.eqns for v in e.outputs)
+
+
+def _poll(gen, counter, *progs, step=None):
+    """Emit the Ctrl-C check at the top of a loop body. `counter` counts the steps (`step`
+    increments it; None when the loop's own index is the counter)."""
+    src = gen.src
+    if step is not None:
+        src.emit(step)
+    if _heavy(*progs):
+        src.emit("if _vm.interrupted():")
+    else:
+        src.emit(f"if ({counter} & {POLL_EVERY - 1}) == 0 and _vm.interrupted():")
+    src.emit("    raise _vm.Interrupted('interrupted (Ctrl-C)')")
 
 
 def _names(gen, vars_):
@@ -32,8 +56,11 @@ def emit_while(gen, outs, ins, e):
     gen.assign(b_in[:n_bc], bc)
     gen.assign(carry, init)
     src = gen.src
+    polls = f"{outs[0]}_polls"
+    src.emit(f"{polls} = 0")
     src.emit("while True:")
     src.depth += 1
+    _poll(gen, polls, cond, body, step=f"{polls} += 1")
     _cond_test(gen, cond, c_in[n_cc:], carry)
     gen.emit_program(body)
     gen.assign(carry, _atoms(gen, body.outs))
@@ -63,6 +90,7 @@ def emit_scan(gen, outs, ins, e):
     steps = f"range({gen.dim(length)} - 1, -1, -1)" if p["reverse"] else f"range({gen.dim(length)})"
     gen.src.emit(f"for {k} in {steps}:")
     gen.src.depth += 1
+    _poll(gen, k, body)
     for x, arr in zip(x_in, xs):
         gen.src.emit(f"{x} = {arr}[{k}]")
     gen.emit_program(body)
@@ -126,6 +154,7 @@ def emit_while_grad(gen, outs, ins, e):
     # forward: run the loop again, appending residuals (or every k-th carry) to tapes
     src.emit("while True:")
     src.depth += 1
+    _poll(gen, f"{pre}_n", cond, fwd)
     _cond_test(gen, cond, c_in[n_cc:], carry)
     if every:
         src.emit(f"if {pre}_n % {int(every)} == 0:")
@@ -158,6 +187,7 @@ def emit_while_grad(gen, outs, ins, e):
         src.emit(f"{steps} = min({int(every)}, {pre}_n - {pre}_seg * {int(every)})")
         src.emit(f"for {pre}_i in range({steps}):")
         src.depth += 1
+        _poll(gen, f"{pre}_i", fwd)
         gen.emit_program(fwd)
         for t, r in taped:
             src.emit(f"{t}[{pre}_i] = {gen.name(r)}")
@@ -177,6 +207,7 @@ def _sweep(gen, bwd, taped, acc, cts, res_src, consts, steps, pre):
     gen.assign([b for b, s in zip(b_in, res_src) if s >= 0], [consts[s] for s in res_src if s >= 0])
     src.emit(f"for {pre}_k in range({steps} - 1, -1, -1):")
     src.depth += 1
+    _poll(gen, f"{pre}_k", bwd)
     tapes = iter(t for t, _ in taped)
     for b, s in zip(b_in, res_src):
         if s < 0:

@@ -561,3 +561,20 @@ def power(a, b):
     """a ** b as NumPy's ufunc computes it elementwise: C pow; never raises (0.0 ** -1.0 is
     inf). NumPy's scalar-exponent shortcut (0.5 -> sqrt) is taken while tracing."""
     return np.power(a, b)
+
+
+# ---- Ctrl-C in compiled loops ---------------------------------------------------------------
+# Kernels hold the GIL and run no bytecode, so Python's SIGINT handler would wait for the whole
+# kernel. Loops call `interrupted()`: Python's own PyErr_CheckSignals (an atomic load when no
+# signal arrived, about 5 ns), which runs the handlers of signals that did arrive; when one
+# raised (KeyboardInterrupt), the kernel raises Interrupted, which the caller turns into
+# KeyboardInterrupt. Only the main thread handles signals; elsewhere this is always False.
+
+from .._errors import KernelInterrupted as Interrupted  # noqa: E402
+
+_check_signals = numba.types.ExternalFunction("PyErr_CheckSignals", numba.types.intc())
+
+
+@numba.njit(inline="always", error_model="numpy")
+def interrupted():
+    return _check_signals() != 0

@@ -273,11 +273,15 @@ def apply_elementwise(prim, ufunc, *args):
     """Promote dtypes as `ufunc` would, broadcast explicitly, then bind `prim`."""
     if not is_traced(*args):
         return ufunc(*args)
-    in_dtypes, _ = resolve_ufunc(ufunc, tuple(dtype_or_pytype(a) for a in args))
+    types = tuple(dtype_or_pytype(a) for a in args)
+    in_dtypes, out_dtype = resolve_ufunc(ufunc, types)
     args = [convert(a, dt) for a, dt in zip(args, in_dtypes)]
     shape = broadcast_shapes(*[aval_of(a).shape for a in args])
     args = [broadcast_to(a, shape, force=True) for a in args]
-    return bind(prim, *args)
+    out = bind(prim, *args)
+    if out_dtype.kind in "iufc" and all(isinstance(t, type) for t in types):
+        out = out.weakened()    # Python numbers in, a Python number out: 0.1 * i stays weak
+    return out
 
 
 def elementwise_abstract(ufunc):
