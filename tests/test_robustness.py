@@ -346,3 +346,18 @@ def test_numpy_warnings_point_at_the_users_line_once_per_line():
     with np.errstate(all="ignore"), warnings.catch_warnings():
         warnings.simplefilter("error")
         fg.grad(f)(np.array([0.0, 1.0]))
+
+
+def test_an_index_array_out_of_range_names_the_users_line_compiled_and_interpreted():
+    def pick(x, i):
+        return fnp.sum(x[i] * 2.0)
+
+    line = pick.__code__.co_firstlineno + 1
+    where = f"test_robustness.py:{line} (in pick)"
+    f = fg.jit(pick)
+    assert f(np.ones(3), np.array([0, 2])) == 4.0
+    with pytest.raises(IndexError, match=r"index out of bounds.* at .*" + where.replace("(", r"\(").replace(")", r"\)")):
+        f(np.ones(3), np.array([0, 5]))
+    with pytest.raises(IndexError) as e:
+        fg.grad(pick)(np.ones(3), np.array([0, 5]))
+    assert where in _notes(e) or where in str(e.value)

@@ -32,10 +32,15 @@ def _poll(gen, counter, *progs, step=None):
     if step is not None:
         src.emit(step)
     if _heavy(*progs):
-        src.emit("if _vm.interrupted():")
+        _poll_now(gen)
     else:
         src.emit(f"if ({counter} & {POLL_EVERY - 1}) == 0 and _vm.interrupted():")
-    src.emit("    raise _vm.Interrupted('interrupted (Ctrl-C)')")
+        src.emit("    raise _vm.Interrupted('interrupted (Ctrl-C)')")
+
+
+def _poll_now(gen):
+    gen.src.emit("if _vm.interrupted():")
+    gen.src.emit("    raise _vm.Interrupted('interrupted (Ctrl-C)')")
 
 
 def _names(gen, vars_):
@@ -87,17 +92,31 @@ def emit_scan(gen, outs, ins, e):
     for y, a in zip(ys, e.outputs[n:]):
         gen.src.emit(f"{y} = np.empty({gen.dims(a.aval.shape)}, {dtype_text(a.aval.dtype)})")
     k = f"{outs[0]}_k"
-    steps = f"range({gen.dim(length)} - 1, -1, -1)" if p["reverse"] else f"range({gen.dim(length)})"
+    n_steps = gen.dim(length)
+    chunked = not _heavy(body)
+    if chunked:         # scalar steps: Ctrl-C checked between chunks of POLL_EVERY steps
+        k0 = f"{outs[0]}_k0"
+        if p["reverse"]:
+            gen.src.emit(f"for {k0} in range({n_steps} - 1, -1, -{POLL_EVERY}):")
+            steps = f"range({k0}, max({k0} - {POLL_EVERY}, -1), -1)"
+        else:
+            gen.src.emit(f"for {k0} in range(0, {n_steps}, {POLL_EVERY}):")
+            steps = f"range({k0}, min({k0} + {POLL_EVERY}, {n_steps}))"
+        gen.src.depth += 1
+        _poll_now(gen)
+    else:
+        steps = f"range({n_steps} - 1, -1, -1)" if p["reverse"] else f"range({n_steps})"
     gen.src.emit(f"for {k} in {steps}:")
     gen.src.depth += 1
-    _poll(gen, k, body)
+    if not chunked:
+        _poll_now(gen)
     for x, arr in zip(x_in, xs):
         gen.src.emit(f"{x} = {arr}[{k}]")
     gen.emit_program(body)
     for y, o in zip(ys, body.outs[n:]):
         gen.src.emit(f"{y}[{k}] = {gen.name(o)}")
     gen.assign(carry, _atoms(gen, body.outs[:n]))
-    gen.src.depth -= 1
+    gen.src.depth -= 2 if chunked else 1
     gen.assign(outs[:n], carry)
 
 

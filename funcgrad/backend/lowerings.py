@@ -65,8 +65,16 @@ def _advanced(e, n_arrays):
     return k, bshape, x.shape[k:]
 
 
-def _index_loops(o, x_aval, arrays, array_names, bshape, k):
-    """Loop nest over the broadcast index shape; yields (lines, depth, source position text)."""
+def _where_text(e):
+    """' at file:line (in f)' of the equation's user line, safe inside a string literal."""
+    if e.src is None:
+        return ""
+    return "".join(c if c.isprintable() else "?" for c in f" at {e.src.long()}")
+
+
+def _index_loops(o, x_aval, arrays, array_names, bshape, k, e):
+    """Loop nest over the broadcast index shape; yields (lines, depth, source position text).
+    An index out of range raises IndexError naming the user's line of the equation `e`."""
     lines = []
     b = [f"{o}_b{d}" for d in range(len(bshape))]
     for d, n in enumerate(bshape):
@@ -82,7 +90,8 @@ def _index_loops(o, x_aval, arrays, array_names, bshape, k):
         lines.append(pad + f"if {j} < 0:")
         lines.append(pad + f"    {j} += {n}")
         lines.append(pad + f"if {j} < 0 or {j} >= {n}:")
-        lines.append(pad + f"    raise IndexError('index out of bounds for axis {d} with size {n}')")
+        message = f"index out of bounds for axis {d} with size {n}{_where_text(e)}"
+        lines.append(pad + f"    raise IndexError({message!r})")
         pos.append(j)
     return lines, pad, b, pos
 
@@ -94,7 +103,7 @@ def _gather_advanced(outs, ins, e):
     k, bshape, rest = found
     (o,), x = outs, ins[0]
     x_aval, out = e.inputs[0].aval, e.outputs[0].aval
-    lines, pad, b, pos = _index_loops(o, x_aval, e.inputs[1:], ins[1:], bshape, k)
+    lines, pad, b, pos = _index_loops(o, x_aval, e.inputs[1:], ins[1:], bshape, k, e)
     if out.ndim == 0:
         return lines + [f"{o} = {x}[{', '.join(pos)}]"]
     if not bshape:                              # 0-d index arrays: one sub-array
@@ -111,7 +120,7 @@ def _scatter_advanced(outs, ins, e):
     k, bshape, rest = found
     (o,), x, u = outs, ins[0], ins[1]
     x_aval = e.inputs[0].aval
-    lines, pad, b, pos = _index_loops(o, x_aval, e.inputs[2:], ins[2:], bshape, k)
+    lines, pad, b, pos = _index_loops(o, x_aval, e.inputs[2:], ins[2:], bshape, k, e)
     op = {"add": "+=", "set": "=", "mul": "*="}[e.params["mode"]]
     src = u if e.inputs[1].aval.ndim == 0 or not b else f"{u}[{', '.join(b)}]"
     return [f"{o} = {x}.copy()"] + lines + [pad + f"{o}[{', '.join(pos)}] {op} {src}"]

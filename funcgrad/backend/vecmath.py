@@ -575,6 +575,6 @@ from .._errors import KernelInterrupted as Interrupted  # noqa: E402
 _check_signals = numba.types.ExternalFunction("PyErr_CheckSignals", numba.types.intc())
 
 
-@numba.njit(inline="always", error_model="numpy")
+@numba.njit(error_model="numpy")
 def interrupted():
     return _check_signals() != 0
