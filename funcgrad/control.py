@@ -58,7 +58,7 @@ def _count_eqns(prog):
 def _compiled(prim, args, params):
     """Evaluate one loop equation with a compiled kernel; None when that is not possible."""
     from .jit import _disabled, prepare
-    if _disabled.on or LOOP_COMPILE_SECONDS <= 0:
+    if _disabled or LOOP_COMPILE_SECONDS <= 0:
         return None
     try:
         from .backend.compile import compile_program

@@ -35,11 +35,17 @@ __all__ = ["jit", "disable_jit", "JitFunction", "VjpJit"]
 
 class _Disabled(threading.local):
     """Whether jit is disabled, per thread: one thread debugging in `disable_jit` leaves the
-    others compiled. The attribute is read on every jitted call."""
+    others compiled. `count` (shared) is how many threads are disabled now: a jitted call
+    reads only that (15 ns) unless some thread is, then its own thread's flag (70 ns)."""
     on = False
+    count = [0]
+
+    def __bool__(self):
+        return bool(self.count[0]) and self.on
 
 
 _disabled = _Disabled()
+_count_lock = threading.Lock()
 
 
 @contextlib.contextmanager
@@ -50,11 +56,17 @@ def disable_jit(disable=True):
         >>> with fg.disable_jit():
         ...     fg.jit(f)(x)          # NumPy, equation by equation
     """
-    prev, _disabled.on = _disabled.on, disable
+    disable = bool(disable)
+    prev = _disabled.on
+    with _count_lock:
+        _disabled.on = disable
+        _Disabled.count[0] += disable - prev
     try:
         yield
     finally:
-        _disabled.on = prev
+        with _count_lock:
+            _disabled.on = prev
+            _Disabled.count[0] += prev - disable
 
 
 class _Entry:
@@ -214,7 +226,9 @@ class JitFunction:
         statics = tuple(s[1] for s in a.slots if not isinstance(s, int))
         if statics:            # by value, never by identity: a mutated static recompiles
             statics = value_key(statics)
-        return (tuple(a.trees), tuple(a.avals()), statics)
+        # which leaves are traced: f(array, 1) and f(1, array) have the same avals and statics
+        layout = tuple(isinstance(s, int) for s in a.slots)
+        return (tuple(a.trees), layout, tuple(a.avals()), statics)
 
     def lower(self, *args, **kwargs):
         """Trace and simplify for these arguments; `.source` is the generated code."""
@@ -226,13 +240,13 @@ class JitFunction:
     def __call__(self, *args, **kwargs):
         if not kwargs:
             hit = self._fast.get(_fast_key(args))
-            if hit is not None and not _disabled.on:
+            if hit is not None and not (_Disabled.count[0] and _disabled.on):
                 hit.hot = True
                 try:
                     return hit.fast(args)
                 except KernelInterrupted:       # Ctrl-C inside the kernel (see vecmath)
                     raise KeyboardInterrupt from None
-        if _disabled.on:
+        if _disabled:
             return evaluate(self.f, *args, **kwargs)
         if any(isinstance(x, Traced) for x in tree_flatten((args, kwargs))[0]):
             return self.f(*args, **kwargs)               # inside another transform: inline

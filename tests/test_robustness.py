@@ -48,6 +48,14 @@ def test_repeated_jit_calls_with_any_mix_of_scalars_and_0d_arrays(calls):
         np.testing.assert_array_equal(got, want)
 
 
+def test_jit_tells_apart_which_argument_is_static():
+    """f(array, 1) and f(1, array) have the same traced avals and static values: they used to
+    share one compiled kernel (found by the property test above)."""
+    f = fg.jit(lambda x, y: x - 2 * y)
+    assert f(np.array(3.0), 1) == 1.0
+    assert f(1, np.array(3.0)) == -5.0
+
+
 def test_repeated_jit_grad_of_0d_arrays():
     g = fg.jit(fg.grad(lambda x: x * x * 3.0))
     for _ in range(3):
