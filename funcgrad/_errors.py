@@ -93,6 +93,45 @@ def where(src):
     return f" at {src.long()}" if src is not None else ""
 
 
+def memory_bytes():
+    """This machine's physical memory in bytes (None where unknown)."""
+    try:
+        return os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (AttributeError, ValueError, OSError):       # pragma: no cover  (not POSIX)
+        return None
+
+
+def _gib(n):
+    return f"{n / 2 ** 30:,.1f} GiB"
+
+
+def loop_memory_error(length, avals):
+    """A MemoryError that says what was too big and what to do, or None when `length` stacked
+    values of `avals` (a scan's per-step outputs) fit in this machine's memory."""
+    per_step = sum(a.size * a.dtype.itemsize for a in avals)
+    need, have = length * per_step, memory_bytes()
+    if not per_step or have is None or need <= have:
+        return None
+    return MemoryError(
+        f"a loop of {length:,} steps stores {per_step:,} bytes per step ({_gib(need)} in all; "
+        f"this machine has {_gib(have)}). In a gradient these are the values reverse mode "
+        "keeps for the backward pass: pass checkpoint=k to fg.fori_loop / fg.scan / "
+        "fg.while_loop to keep every k-th carry and recompute the rest (k near the square root "
+        "of the number of steps), or run fewer steps. Outside a gradient, return fewer values "
+        "per step from the scan body.")
+
+
+def array_memory_error(aval, what, src):
+    """A MemoryError for one array larger than this machine's memory, or None."""
+    need, have = aval.size * aval.dtype.itemsize, memory_bytes()
+    if have is None or need <= have:
+        return None
+    return MemoryError(
+        f"{what}{where(src)} makes an array of shape {aval.shape} and dtype {aval.dtype.name} "
+        f"({_gib(need)}; this machine has {_gib(have)}). Compute it in pieces (fg.scan over "
+        "blocks, fg.vmap over a smaller batch), or keep a smaller dtype.")
+
+
 class FuncgradError(Exception):
     """Base class of every error funcgrad raises on purpose."""
 

@@ -23,7 +23,7 @@ import time
 import numpy as np
 
 from . import ir
-from ._errors import CarryTypeError, user_frame, where
+from ._errors import CarryTypeError, loop_memory_error, user_frame, where
 from .interpreter import eval_program
 from .ir import Aval, Lit, Program, Traced, Var, aval_of
 from .ir import split_list as _split
@@ -105,31 +105,8 @@ while_p = define(
         "(cond_consts, body_consts, init); outputs the final carry.")
 
 
-def _memory_bytes():
-    try:
-        return os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
-    except (AttributeError, ValueError, OSError):       # pragma: no cover  (not POSIX)
-        return None
-
-
-def _too_big(length, avals):
-    """A MemoryError that says what was too big and what to do, or None when `length` stacked
-    values of `avals` (a scan's per-step outputs) fit in this machine's memory."""
-    per_step = sum(a.size * a.dtype.itemsize for a in avals)
-    need, have = length * per_step, _memory_bytes()
-    if not per_step or have is None or need <= have:
-        return None
-    return MemoryError(
-        f"a loop of {length:,} steps stores {per_step:,} bytes per step ({need / 2**30:,.1f} GiB "
-        f"in all; this machine has {have / 2**30:,.1f} GiB). In a gradient these are the values "
-        "reverse mode keeps for the backward pass: pass checkpoint=k to fg.fori_loop / fg.scan / "
-        "fg.while_loop to keep every k-th carry and recompute the rest (k near the square root "
-        "of the number of steps), or run fewer steps. Outside a gradient, return fewer values "
-        "per step from the scan body.")
-
-
 def _scan_impl(*args, body, length, reverse, n_c, n_carry):
-    too_big = _too_big(length, body.out_avals[n_carry:])
+    too_big = loop_memory_error(length, body.out_avals[n_carry:])
     if too_big is not None:
         raise too_big
     if length * _count_eqns(body) * EQN_SECONDS > LOOP_COMPILE_SECONDS:

@@ -16,9 +16,9 @@ import types
 
 import numpy as np
 
-from ._errors import KernelInterrupted
+from ._errors import KernelInterrupted, add_location, array_memory_error, loop_memory_error
 from .api import _Args, _trace_call, evaluate
-from .ir import Traced
+from .ir import Traced, sub_programs
 from .tiering import value_key
 from .transforms.scalarize import scalarize
 from .transforms.simplify import simplify
@@ -289,8 +289,27 @@ class JitFunction:
         from .backend.compile import compile_program
         prog, consts, out_tree = _trace_call(self.f, a)
         prog = prepare(prog)
+        _check_sizes(prog)
         compiled = compile_program(prog, self.parallel)
         return _Entry(compiled, out_tree, prog.in_avals, prog.out_avals)
+
+
+def _check_sizes(prog):
+    """Refuse, before compiling, a program that would allocate more than this machine's
+    memory: a kernel would stop with Numba's bare 'Allocation failed' instead."""
+    for e in prog.eqns:
+        if e.prim.name == "scan":
+            err = loop_memory_error(e.params["length"],
+                                    e.params["body"].out_avals[e.params["n_carry"]:])
+            if err is not None:
+                add_location(err, e.src, "the loop")
+                raise err
+        for v in e.outputs:
+            err = array_memory_error(v.aval, e.prim.name, e.src)
+            if err is not None:
+                raise err
+        for sub in sub_programs(e.params):
+            _check_sizes(sub)
 
 
 def _first_run(entry, vals, f):

@@ -254,6 +254,8 @@ def _categorize(t):
             else _LIBRARY
     else:
         cat = _OBJECT
+    if len(_CATEGORY) > 10_000:          # (classes made at run time would pile up)
+        _CATEGORY.clear()
     _CATEGORY[t] = cat
     return cat
 

@@ -323,9 +323,11 @@ def test_a_loop_too_long_to_differentiate_says_what_and_how():
     def loss(x):
         return fg.fori_loop(0, 10 ** 10, lambda i, c: fnp.sin(c), x)
 
-    with pytest.raises(MemoryError, match=r"10,000,000,000 steps stores 8 bytes per step.*"
-                                          r"checkpoint=k"):
-        fg.grad(loss)(1.0)
+    for transform in (fg.grad, lambda f: fg.jit(fg.grad(f))):    # interpreted, compiled
+        with pytest.raises(MemoryError, match=r"10,000,000,000 steps stores 8 bytes per step.*"
+                                              r"checkpoint=k") as e:
+            transform(loss)(1.0)
+        assert "(in loss)" in _notes(e)
 
 
 # ---- NumPy warnings at the user's line ---------------------------------------------------------
