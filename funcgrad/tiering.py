@@ -477,6 +477,9 @@ class _Watch:
         ir._state.observer = self.prev
 
 
+MAX_HOT = 64       # compiled signatures per (function, transform)
+
+
 class _Tier:
     """Guards, reproducibility records and compiled forms of one (function, transform) pair."""
 
@@ -523,7 +526,7 @@ class _Tier:
                 and sig not in self.failed):
             jitted = make_jit()
             if not policy.background:
-                self.jitted[sig] = jitted
+                self._keep(sig, jitted)
                 return jitted, None
             self.pending.add(sig)
             threading.Thread(target=self._warm, args=(sig, state, jitted, args, kwargs),
@@ -546,6 +549,13 @@ class _Tier:
             return
         self.runs[watch.sig] = (key, 1 if record is None else record[1] + 1)
 
+    def _keep(self, sig, jitted):
+        """Hot signatures keep their compiled forms, the oldest dropped past MAX_HOT (each
+        holds its kernels; a dropped one is interpreted and counted again)."""
+        while len(self.jitted) >= MAX_HOT:
+            del self.jitted[next(iter(self.jitted))]
+        self.jitted[sig] = jitted
+
     def give_up(self, args, kwargs):
         """Compiling or running this signature failed: interpret it from now on."""
         sig = _signature(args, kwargs)
@@ -563,7 +573,7 @@ class _Tier:
         try:
             jitted(*args, **kwargs)
             if self.state == state:       # not if the state changed while it compiled
-                self.jitted[sig] = jitted
+                self._keep(sig, jitted)
         except Exception:            # compiling failed: keep interpreting this signature
             self.failed.add(sig)
         finally:
