@@ -203,7 +203,7 @@ def _check_static_argnums(f, static_argnums):
     return tuple(i % n for i in nums)
 
 
-MAX_SIGNATURES = int(os.environ.get("FUNCGRAD_JIT_MAX_SIGNATURES", "64"))
+MAX_SIGNATURES = int(os.environ.get("FUNCGRAD_JIT_MAX_SIGNATURES", "32"))
 
 
 class JitFunction:

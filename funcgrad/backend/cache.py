@@ -93,6 +93,7 @@ def clear_cache():
     from . import compile as _compile
     with _compile._lock:
         _compile._kernels.clear()
+        _compile._shared.clear()
     root = cache_dir()
     if root is None or not os.path.isdir(root):
         return 0
