@@ -71,6 +71,29 @@ def test_a_function_and_what_it_captures_are_freed(name, hot):
     assert ref() is None
 
 
+def test_tiering_state_on_a_function_is_its_own_and_pickles_empty():
+    import functools
+    import pickle
+    from funcgrad.tiering import _ATTR, policy
+
+    def f(x):
+        return fnp.sum(x ** 2)
+
+    fg.grad(f)(np.ones(2))
+    assert policy.tiers(f)
+    state = f.__dict__[_ATTR]
+    assert pickle.loads(pickle.dumps(state)) == {}        # compiled forms do not travel
+
+    @functools.wraps(f)                                   # copies f.__dict__ to the wrapper
+    def wrapper(x):
+        return f(x) * 2.0
+
+    assert policy.tiers(wrapper) == {}
+    fg.grad(wrapper)(np.ones(2))
+    assert policy.tiers(wrapper) is not policy.tiers(f)
+    np.testing.assert_allclose(fg.grad(wrapper)(np.ones(2)), [4.0, 4.0])
+
+
 @linux
 def test_no_growth_over_100000_calls_of_hot_paths():
     def loss(w, x):
