@@ -5,6 +5,7 @@ programs exercise the splitting: the source must really have several part functi
 results must equal the unsplit kernel's bit for bit and the interpreter's to rounding.
 """
 import contextlib
+import warnings
 
 import numpy as np
 import pytest
@@ -294,3 +295,20 @@ def test_random_programs_split_match_the_interpreter(steps, chunk):
     f = random_program(steps)
     args = (rand((3,)), rand((3,), seed=1), np.array([4, -3, 9]))
     check_split(f, *args, chunk=chunk, whole=False)
+
+
+# ---- the tracing warning ----------------------------------------------------------------------
+
+def test_long_trace_warns_once_at_the_users_line():
+    def f(x):
+        for _ in range(3000):
+            x = fnp.sin(x) * 1.0001      # the line the warning names
+        return x
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        fg.make_ir(f)(1.0)
+    hits = [w for w in caught if "fg.fori_loop" in str(w.message)]
+    assert len(hits) == 1
+    w = hits[0]
+    assert w.filename == __file__ and "fg.scan" in str(w.message)
+    assert "x = fnp.sin(x) * 1.0001" in open(__file__).read().splitlines()[w.lineno - 1]
