@@ -118,6 +118,15 @@ def test_value_and_grad_multiple_outputs():
     check_split(fg.value_and_grad(lambda x, y: unrolled(x * y, 6), argnums=(0, 1)), x, 0.7)
 
 
+def test_part_parameters_and_results_come_from_the_generated_text():
+    unit = split.Unit(["b_i = a[i0]", "acc += b_i * c", "if b_i > m or b_i != b_i:",
+                       "    m = b_i", "for k in range(3):", "    d[k] = k * acc",
+                       "with numba.objmode(e='float64'):", "    e, = _impl0_f(d)",
+                       "if e < 0:", "    raise IndexError('x')", "f_i = _vm.outlined.sin_f64(e)"], 5)
+    assert unit.reads == ["a", "i0", "acc", "c", "m", "d"]      # read before assigned
+    assert unit.writes == ["b_i", "acc", "m", "k", "e", "f_i"]
+
+
 # ---- programs of array statements, integers and booleans ------------------------------------
 
 def test_array_statements_cross_parts():
@@ -175,6 +184,22 @@ def test_float32_and_outlined_exact_operations():
     assert "_vm.outlined.exp_f32(" in source
     source = check_split(f, rand((4,)), rand((4,), seed=1))
     assert "_vm.outlined.floor_divide(" in source
+
+
+def test_objmode_statements_in_parts_and_in_a_split_loop_body():
+    """Primitives without a Numba lowering call NumPy in numba.objmode, inside parts too."""
+    def f(a, v):
+        for _ in range(2):
+            a = a @ fnp.linalg.inv(a + 3.0 * fnp.eye(3)) + 0.1
+        k = fnp.argmax(a, axis=1)
+        return a, k, fnp.searchsorted(fnp.sort(v), a[0]), fnp.linalg.det(a)
+    check_split(f, rand((3, 3)), rand((5,), seed=1))
+
+    def g(a):
+        step = lambda i, a: a @ fnp.linalg.inv(a + 3.0 * fnp.eye(3)) * 0.5 + fnp.argmax(a) * 0.1
+        return fg.fori_loop(0, 3, step, a)
+    source = check_split(g, rand((3, 3)))
+    assert "with numba.objmode(" in source
 
 
 # ---- loops and branches whose bodies are split ------------------------------------------------

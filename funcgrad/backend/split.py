@@ -33,11 +33,12 @@ structured statement heavier than a part (a loop whose body is large) stays in p
 its body is split the same way. Each part takes the names it reads before assigning them and
 returns those it assigns that later code reads, found in the generated text, so every emitter
 works unchanged; names stay the ones `make_ir` prints. Other programs are generated exactly
-as before.
+as before. Imports only the IR; codegen.Generator calls in here with itself.
 """
 from __future__ import annotations
 
 import ast
+import builtins
 
 from ..ir import sub_programs
 
@@ -45,7 +46,7 @@ SPLIT_SIZE = 1000     # a program with more equations than this is split into pa
 INLINE_CALLS = 32     # and so is one with more vecmath calls (codegen.vecmath_calls) than this
 CHUNK_SIZE = 200      # equations per part of a split program
 
-GLOBALS = {"np", "numba", "math", "range", "len", "min", "max", "abs"}   # never parameters
+GLOBALS = {"np", "numba", "math", "range", "len", "min", "max", "abs"}   # codegen.RESERVED
 
 
 def weight(prog, memo):
@@ -142,13 +143,19 @@ def _emit_part(gen, run, params, results):
 
 
 def _liveness(lines):
-    """Names the statements read before they assign them (in order of first read), and the
-    names they assign (in order). Generated names starting with `_` and GLOBALS are module
-    globals, never read from the enclosing function."""
+    """Names the statements read before they assign them (in order of first read; globals
+    left out), and the names they assign (in order)."""
     reads, writes = {}, {}
     _scan(ast.parse("\n".join(lines)).body, reads, writes)
-    return ([n for n in reads if not n.startswith("_") and n not in GLOBALS],
-            list(writes))
+    return [n for n in reads if not _global(n)], list(writes)
+
+
+def _global(name):
+    """Module globals and builtins: helpers (`_vm`, `_impl3_sort`, `_part2`), GLOBALS, and
+    builtins that are not lowercase (exceptions raised by generated code: `IndexError`).
+    Variables are lowercase, and lowercase builtins the code uses are reserved (GLOBALS)."""
+    return (name.startswith("_") or name in GLOBALS
+            or (not name.islower() and hasattr(builtins, name)))
 
 
 _BLOCKS = ("body", "orelse", "handlers", "finalbody")
