@@ -6,7 +6,8 @@ its input variables bound to the loop's carries.
 0-d values are scalars, everything else arrays. Loop groups become one loop nest each: array
 inputs are loaded once per iteration (`b_i = b[i0, i1]`), elementwise results are scalar locals
 (`c_i`), and only values needed outside the loop are stored. Array statements come from
-lowerings.py, or call the primitive's NumPy implementation in `numba.objmode`.
+lowerings.py, or call the primitive's NumPy implementation in `numba.objmode`. A large
+program's code is cut into several functions (split.py).
 No user string is ever pasted into the source: names are generated, literals are numbers
 formatted with repr, and parameters pass through `_fmt`, which accepts only numbers, dtypes and
 tuples of them.
