@@ -42,7 +42,7 @@ EQNS_PER_STEP = 11
 DEFAULT_STEPS = (9, 91, 909, 1000)
 
 
-def child(steps, whole, mem_limit):
+def child(steps, whole, mem_limit, chunk):
     import resource
     if mem_limit:
         resource.setrlimit(resource.RLIMIT_AS, (mem_limit, mem_limit))
@@ -52,6 +52,8 @@ def child(steps, whole, mem_limit):
     from funcgrad.backend import split
     if whole:
         split.SPLIT_SIZE = split.INLINE_CALLS = split.CHUNK_SIZE = 10 ** 9
+    elif chunk:
+        split.CHUNK_SIZE = chunk
 
     def f(x):
         for _ in range(steps):
@@ -90,12 +92,12 @@ def _peak_rss():
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
-def measure(steps, whole, mem_limit, timeout):
+def measure(steps, whole, mem_limit, timeout, chunk):
     """One fresh process; its report, or {"error": why}."""
     cache = tempfile.mkdtemp(prefix="funcgrad-compile-size-")
     env = dict(os.environ, FUNCGRAD_CACHE_DIR=cache)
     cmd = [sys.executable, os.path.abspath(__file__), "--child", str(steps),
-           "--mem-limit", str(mem_limit)] + (["--whole"] if whole else [])
+           "--mem-limit", str(mem_limit), "--chunk", str(chunk)] + (["--whole"] if whole else [])
     try:
         proc = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=timeout)
     except subprocess.TimeoutExpired:
@@ -111,7 +113,7 @@ def measure(steps, whole, mem_limit, timeout):
 def row(steps, whole, args):
     runs = []
     for _ in range(args.repeat):
-        r = measure(steps, whole, args.mem_limit, args.timeout)
+        r = measure(steps, whole, args.mem_limit, args.timeout, args.chunk)
         if "error" in r:
             return f"{steps:6d}  {'one function' if whole else 'default':12s}  {r['error']}", False
         runs.append(r)
@@ -132,10 +134,12 @@ def main():
                    help="also time the unsplit kernel (one function, vecmath inlined)")
     p.add_argument("--mem-limit", type=int, default=6 << 30, help="bytes of address space")
     p.add_argument("--timeout", type=int, default=600, help="seconds per run")
+    p.add_argument("--chunk", type=int, default=0,
+                   help="equations per part (split.CHUNK_SIZE; 0: funcgrad's default)")
     p.add_argument("--child", type=int, help=argparse.SUPPRESS)
     args = p.parse_args()
     if args.child is not None:
-        return child(args.child, args.whole, args.mem_limit)
+        return child(args.child, args.whole, args.mem_limit, args.chunk)
     steps = [int(s) for s in args.steps.split(",")]
     print(f"fg.jit(fg.grad(f)), f = {EQNS_PER_STEP}-equation step unrolled; x: float64[3]; "
           f"{args.repeat} fresh process(es) per row, cold cache; times in s, median; "
