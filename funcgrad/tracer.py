@@ -93,18 +93,26 @@ def _refuse_complex(what):
         "(x.real, x.imag) until complex support lands.")
 
 
-# A traced program this long compiles slowly (Numba: seconds per thousand equations); most
-# often a Python loop over range() unrolled into it.
+# A traced program this long is most often a Python loop over range() unrolled into it; it
+# compiles in time proportional to its length (backend/split.py), a few seconds per thousand
+# equations, where a loop primitive records the body once.
 LARGE_PROGRAM = 2000
 
 
 def _warn_large(src):
+    """Warn once per trace, at the user's line that added the equation past LARGE_PROGRAM."""
     import warnings
-    warnings.warn(
-        f"the traced program has grown past {LARGE_PROGRAM} equations (now at {src}); "
-        "compiling it will be slow. A Python `for` loop over range() unrolls while tracing: "
-        "use fg.fori_loop(lower, upper, body, init) or fg.scan to record the body once.",
-        UserWarning, stacklevel=4)
+    message = (
+        f"the traced program has grown past {LARGE_PROGRAM} equations (now at "
+        f"{src.long() if src is not None else 'an unknown line'}): a Python `for` loop over "
+        "range() unrolls while tracing, and compiling costs a few seconds per thousand "
+        "equations. Record the loop body once instead: fg.fori_loop(lower, upper, body, init) "
+        "for a counted loop, fg.scan(step, init, xs) to also collect per-step outputs, or "
+        "fg.while_loop(cond, body, init) for a stopping test.")
+    if src is None:
+        warnings.warn(message, UserWarning, stacklevel=4)
+    else:
+        warnings.warn_explicit(message, UserWarning, src.filename, src.lineno)
 
 
 def trace_flat(fn, avals, labels=None):

@@ -6,7 +6,8 @@ its input variables bound to the loop's carries.
 0-d values are scalars, everything else arrays. Loop groups become one loop nest each: array
 inputs are loaded once per iteration (`b_i = b[i0, i1]`), elementwise results are scalar locals
 (`c_i`), and only values needed outside the loop are stored. Array statements come from
-lowerings.py, or call the primitive's NumPy implementation in `numba.objmode`.
+lowerings.py, or call the primitive's NumPy implementation in `numba.objmode`. A large
+program's code is cut into several functions (split.py).
 No user string is ever pasted into the source: names are generated, literals are numbers
 formatted with repr, and parameters pass through `_fmt`, which accepts only numbers, dtypes and
 tuples of them.
@@ -14,10 +15,12 @@ tuples of them.
 from __future__ import annotations
 
 import keyword
+from collections import Counter
 
 import numpy as np
 
 from ..ir import Lit, Program, Var, _Printer, sub_programs
+from . import split
 from .fusion import (INDEX_MAPS, REDUCTIONS, literal_broadcasts, materialized, partition,
                      slice_positions, use_counts)
 from .lowerings import LOWERINGS, numba_type
@@ -77,6 +80,19 @@ EXACT = {("floor_divide", "f"): "_vm.floor_divide({0}, {1})",
          ("remainder", "i"): "_vm.remainder_int({0}, {1})",
          ("remainder", "u"): "_vm.remainder_int({0}, {1})",
          ("power", "f"): "_vm.power({0}, {1})"}
+_EXACT = {name for name, _ in EXACT}
+
+
+def vecmath_calls(prog):
+    """How many equations of prog (sub-programs included) may call a vecmath function: an
+    upper bound (a sin and cos of the same value are one call)."""
+    n = 0
+    for e in prog.eqns:
+        name = e.prim.name
+        if (name in FAST_MATH and e.outputs[0].aval.ndim) or name in ACCURATE or name in _EXACT:
+            n += 1
+        n += sum(vecmath_calls(sub) for sub in sub_programs(e.params))
+    return n
 
 
 def scalar_template(e, in_loop):
@@ -152,6 +168,12 @@ class Generator:
         self.impls: dict[str, object] = {}   # objmode helpers, by name
         self.helpers: list[str] = []         # source of helper functions placed before the kernel
         self.src = Source()
+        self.weights: dict = {}         # id(program) -> equations in it (split.weight)
+        # a large program is split into parts (split.py) and calls vecmath's compiled-once
+        # functions instead of inlining them
+        self.large = (split.weight(prog, self.weights) > split.SPLIT_SIZE
+                      or vecmath_calls(prog) > split.INLINE_CALLS)
+        self.parts = 0
         self.uses, self.inputs, self.producer = {}, set(), {}
         self.lit_values = {}            # var id -> scalar: the value of a broadcast literal
         self._scan(prog)
@@ -171,6 +193,10 @@ class Generator:
             self.producer.update((v.id, e.prim) for v in e.outputs)
             for sub in sub_programs(e.params):
                 self._scan(sub)
+
+    def vecmath(self, template):
+        """A scalar template, calling vecmath's compiled-once functions in a large program."""
+        return template.replace("_vm.", "_vm.outlined.") if self.large else template
 
     def fresh(self, x):
         """x is an array this kernel allocates on every call: not an input, a constant, a loop
@@ -205,14 +231,33 @@ class Generator:
 
     # -- whole function -------------------------------------------------------------------------
     def emit_program(self, prog):
-        """The equations of prog (the kernel, or a loop body / branch at the current depth)."""
+        """The equations of prog (the kernel, or a loop body / branch at the current depth);
+        in parts (split.py) when the program is large."""
         order = partition(prog)
         need = materialized(prog, order)
-        for g in order:
-            if g.is_loop:
-                LoopEmitter(self, g, need).emit()
-            else:
-                self.statement(g.eqns[0])
+        if not (self.large and split.weight(prog, self.weights) > split.CHUNK_SIZE):
+            for g in order:
+                self.emit_group(g, need)
+            return
+        units = [split.Unit(self.capture(self.emit_group, g, need),
+                            sum(split.eqn_weight(e, self.weights) for e in g.eqns)) for g in order]
+        split.outline(self, units, {self.name(o) for o in prog.outs})
+
+    def emit_group(self, g, need):
+        if g.is_loop:
+            LoopEmitter(self, g, need).emit()
+        else:
+            self.statement(g.eqns[0])
+
+    def capture(self, emit, *args):
+        """The unindented lines that emit(*args) writes."""
+        outer, self.src = self.src, Source()
+        self.src.depth = 0
+        try:
+            emit(*args)
+            return self.src.lines
+        finally:
+            self.src = outer
 
     def assign(self, targets, values):
         """`a, b = x, y` (names of sub-program inputs bound to outer values)."""
@@ -298,6 +343,8 @@ class LoopEmitter:
         self.idx = [f"i{k}" for k in range(len(self.shape))]
         self.local: dict[int, str] = {}       # var id -> scalar expression inside the loop
         self.members = {v.id for e in group.eqns for v in e.outputs}
+        # a large loop's body is written as calls to parts (split.py), run serially
+        self.split_body = gen.large and len(group.eqns) > split.CHUNK_SIZE
 
     def index(self, positions):
         return "[" + ", ".join(positions) + "]" if positions else ""
@@ -356,7 +403,9 @@ class LoopEmitter:
         # statements just before / just after the loop over index k (at depth k)
         self.level_pre, self.level_post = {}, {}
         twins = self.sin_cos_twins()
+        starts = []                     # where each equation's lines begin in self.body
         for e in self.g.eqns:
+            starts.append(len(self.body))
             out = e.outputs[0]
             oname = gen.names[out.id]
             if e.prim.name in REDUCTIONS:
@@ -374,13 +423,13 @@ class LoopEmitter:
                 twin = twins[e]
                 twin_local = f"{gen.names[twin.outputs[0].id]}_i"
                 s_loc, c_loc = (local, twin_local) if e.prim.name == "sin" else (twin_local, local)
-                fn = fast_math_template("sin", out.aval.dtype).replace("sin_", "sin_cos_")
+                fn = gen.vecmath(fast_math_template("sin", out.aval.dtype).replace("sin_", "sin_cos_"))
                 self.body.append(f"{s_loc}, {c_loc} = {fn.format(self.read(e.inputs[0]))}")
                 self.local[twin.outputs[0].id] = twin_local
             else:
                 params = {k: (dtype_text(p) if isinstance(p, np.dtype) else _fmt(p))
                           for k, p in e.params.items()}
-                template = scalar_template(e, bool(self.shape))
+                template = gen.vecmath(scalar_template(e, bool(self.shape)))
                 expr = template.format(*[self.read(v) for v in e.inputs], **params)
                 dt = out.aval.dtype
                 if dt.kind in "iu" and dt.itemsize < 8:     # Numba computes small ints as int64
@@ -391,6 +440,10 @@ class LoopEmitter:
                 pre.append(f"{oname} = np.empty({gen.dims(self.shape)}, {dtype_text(out.aval.dtype)})")
                 self.body.append(f"{oname}{self.index(self.idx)} = {local}")
         names = ", ".join(e.prim.name for e in self.g.eqns)
+        if self.split_body:
+            counts = Counter(e.prim.name for e in self.g.eqns)
+            names = f"{len(self.g.eqns)} equations in parts (" + ", ".join(
+                f"{n} {k}" for k, n in counts.items()) + ")"
         src.emit(f"# fused loop over {gen.dims(self.shape)}: {names}")
         for line in pre:
             src.emit(line)
@@ -400,8 +453,16 @@ class LoopEmitter:
                 src.emit(line)
             src.emit(f"for i{k} in {outer if k == 0 else 'range'}({gen.dim(n)}):")
             src.depth += 1
-        for line in self.body:
-            src.emit(line)
+        if self.split_body:
+            ends = starts[1:] + [len(self.body)]
+            after = [line for lines in (*self.level_pre.values(), *self.level_post.values(), post)
+                     for line in lines]
+            kept = [gen.names[v.id] for e in self.g.eqns for v in e.outputs if v.id in self.need]
+            split.outline(gen, [split.Unit(self.body[a:b], 1) for a, b in zip(starts, ends)],
+                          split.Unit(after, 0).reads + kept)
+        else:
+            for line in self.body:
+                src.emit(line)
         for k in reversed(range(len(self.shape))):
             src.depth -= 1
             for line in self.level_post.get(k, ()):
@@ -411,7 +472,8 @@ class LoopEmitter:
 
     def parallel_ok(self):
         """prange over the outer loop is safe: sums into scalars, writes indexed by i0 only."""
-        if not self.gen.parallel or self.gen.nested or not self.shape or int(np.prod(self.shape)) < PARALLEL_MIN_SIZE:
+        if (not self.gen.parallel or self.gen.nested or self.split_body or not self.shape
+                or int(np.prod(self.shape)) < PARALLEL_MIN_SIZE):
             return False
         for e in self.g.eqns:
             if e.prim.name in ("reduce_max", "reduce_min", "scatter"):
