@@ -371,3 +371,14 @@ def test_an_index_array_out_of_range_names_the_users_line_compiled_and_interpret
     with pytest.raises(IndexError) as e:
         fg.grad(pick)(np.ones(3), np.array([0, 5]))
     assert where in _notes(e) or where in str(e.value)
+
+
+def test_float32_floor_divide_compiles_and_matches_numpy():
+    """vecmath's float floor_divide returned float64 for float32 inputs: exp of it failed to
+    compile (found by the compile-splitting work)."""
+    x = np.linspace(-3, 3, 13).astype(np.float32)
+    q = fg.jit(lambda x: fnp.floor_divide(x, np.float32(0.3)))(x)
+    assert q.dtype == np.float32
+    np.testing.assert_array_equal(q, np.floor_divide(x, np.float32(0.3)))
+    e = fg.jit(lambda x: fnp.exp(fnp.floor_divide(x, np.float32(0.3))))(x)
+    np.testing.assert_allclose(e, np.exp(np.floor_divide(x, np.float32(0.3))), rtol=3e-7)

@@ -103,7 +103,9 @@ def scalar_template(e, in_loop):
         return f"(1.0 / ({{0}} ** {-e.params['y']}))"     # Numba raises on 0.0 ** -n
     exact = EXACT.get((name, kind))
     if exact is not None:
-        return exact
+        # (vecmath's float helpers compute in float64 where a literal meets a float32 value:
+        # the result, exact in float64, is rounded once to float32, as NumPy's float32 loop)
+        return f"np.float32({exact})" if dtype == np.float32 else exact
     if name in ACCURATE and dtype.name in ("float64", "float32"):
         return f"_vm.{name}_f{dtype.name[-2:]}({{0}})"
     return (fast_math_template(name, dtype) if in_loop else None) or e.prim.numba
