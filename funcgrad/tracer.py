@@ -111,8 +111,12 @@ def _warn_large(src):
         "fg.while_loop(cond, body, init) for a stopping test.")
     if src is None:
         warnings.warn(message, UserWarning, stacklevel=4)
-    else:
-        warnings.warn_explicit(message, UserWarning, src.filename, src.lineno)
+    else:                       # once per line, as a warning raised there would be
+        warnings.warn_explicit(message, UserWarning, src.filename, src.lineno,
+                               registry=_WARNED.setdefault(src.filename, {}))
+
+
+_WARNED: dict = {}      # filename -> warnings registry of the long-trace warning
 
 
 def trace_flat(fn, avals, labels=None):
