@@ -382,3 +382,24 @@ def test_float32_floor_divide_compiles_and_matches_numpy():
     np.testing.assert_array_equal(q, np.floor_divide(x, np.float32(0.3)))
     e = fg.jit(lambda x: fnp.exp(fnp.floor_divide(x, np.float32(0.3))))(x)
     np.testing.assert_allclose(e, np.exp(np.floor_divide(x, np.float32(0.3))), rtol=3e-7)
+
+
+def test_a_long_unrolled_trace_warns_once_at_the_users_line_with_what_to_do(monkeypatch):
+    import sys
+    import warnings
+    monkeypatch.setattr(sys.modules["funcgrad.tracer"], "LARGE_PROGRAM", 20)
+
+    def unrolled(x):
+        for _ in range(30):
+            x = x + 0.001 * fnp.sin(x)                  # the line the warning names
+        return fnp.sum(x)
+
+    line = unrolled.__code__.co_firstlineno + 2
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("default")
+        for _ in range(3):
+            fg.grad(unrolled)(np.ones(2))
+    ours = [w for w in caught if "grown past 20 equations" in str(w.message)]
+    assert len(ours) == 1
+    assert ours[0].filename == __file__ and ours[0].lineno == line
+    assert "fg.fori_loop" in str(ours[0].message) and "fg.scan" in str(ours[0].message)
