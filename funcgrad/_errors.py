@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 import sys
+import warnings
 
 _PKG_DIR = os.path.dirname(os.path.abspath(__file__))
 _TRANSFORMS_DIR = os.path.join(os.path.dirname(_PKG_DIR), "transforms")
@@ -86,6 +87,21 @@ def add_location(exc, src, what="raised"):
     if any(n.startswith("funcgrad: ") for n in notes):
         return                          # the innermost place is the useful one
     exc.add_note(f"funcgrad: {what} at {src.long()}")
+
+
+_REGISTRIES: dict = {}      # filename -> warnings registry of the lines warned at (see warn_at)
+
+
+def warn_at(src, message, category=UserWarning):
+    """Warn as if raised at the user's line `src` (a SourceInfo): the default filter then
+    shows each message once per line, as for a warning raised there."""
+    if src is None:
+        warnings.warn(message, category, stacklevel=3)
+        return
+    if len(_REGISTRIES) > 1000:
+        _REGISTRIES.clear()
+    warnings.warn_explicit(message, category, src.filename, src.lineno,
+                           registry=_REGISTRIES.setdefault(src.filename, {}))
 
 
 def where(src):

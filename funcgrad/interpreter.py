@@ -7,12 +7,11 @@ program, which is how one transform's output is fed to the next. Reads the IR on
 from __future__ import annotations
 
 import threading
-import warnings
 
 import numpy as np
 
 from . import ir
-from ._errors import add_location
+from ._errors import add_location, warn_at
 from .ir import Lit, Program, bind_staged
 
 __all__ = ["eval_program"]
@@ -61,21 +60,13 @@ class _Local(threading.local):
 
 
 _local = _Local()
-_registries: dict = {}      # filename -> the warnings registry of that file's lines
 
 
 def _fp_warning(errtype, flag):
     """np.seterrcall handler: the warning NumPy would give, at the equation's user line."""
     e = _local.eqn
-    message = f"{errtype} encountered in {e.prim.name if e is not None else 'a computation'}"
-    src = e.src if e is not None else None
-    if src is None:
-        warnings.warn(message, RuntimeWarning, stacklevel=2)
-        return
-    if len(_registries) > 1000:
-        _registries.clear()
-    warnings.warn_explicit(message, RuntimeWarning, src.filename, src.lineno,
-                           registry=_registries.setdefault(src.filename, {}))
+    warn_at(None if e is None else e.src, f"{errtype} encountered in "
+            f"{e.prim.name if e is not None else 'a computation'}", RuntimeWarning)
 
 
 def _eval(prog, args):

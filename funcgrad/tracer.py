@@ -14,7 +14,7 @@ import numpy as np
 from . import ir
 from ._errors import (ConcretizationError, EscapedTracerError, MutationError,
                       UnsupportedDtypeError, UnsupportedFunctionError, add_location,
-                      traceback_user_frame, user_frame, where)
+                      traceback_user_frame, user_frame, warn_at, where)
 from .ir import Aval, Eqn, Lit, Program, Traced, Var
 from .primitives.base import LINALG, NAMESPACE
 
@@ -100,23 +100,13 @@ LARGE_PROGRAM = 2000
 
 
 def _warn_large(src):
-    """Warn once per trace, at the user's line that added the equation past LARGE_PROGRAM."""
-    import warnings
-    message = (
-        f"the traced program has grown past {LARGE_PROGRAM} equations (now at "
-        f"{src.long() if src is not None else 'an unknown line'}): a Python `for` loop over "
-        "range() unrolls while tracing, and compiling costs a few seconds per thousand "
-        "equations. Record the loop body once instead: fg.fori_loop(lower, upper, body, init) "
-        "for a counted loop, fg.scan(step, init, xs) to also collect per-step outputs, or "
-        "fg.while_loop(cond, body, init) for a stopping test.")
-    if src is None:
-        warnings.warn(message, UserWarning, stacklevel=4)
-    else:                       # once per line, as a warning raised there would be
-        warnings.warn_explicit(message, UserWarning, src.filename, src.lineno,
-                               registry=_WARNED.setdefault(src.filename, {}))
-
-
-_WARNED: dict = {}      # filename -> warnings registry of the long-trace warning
+    """Warn once per line, at the user's line that added the equation past LARGE_PROGRAM."""
+    warn_at(src, f"the traced program has grown past {LARGE_PROGRAM} equations (now at "
+            f"{src.long() if src is not None else 'an unknown line'}): a Python `for` loop over "
+            "range() unrolls while tracing, and compiling costs a few seconds per thousand "
+            "equations. Record the loop body once instead: fg.fori_loop(lower, upper, body, init) "
+            "for a counted loop, fg.scan(step, init, xs) to also collect per-step outputs, or "
+            "fg.while_loop(cond, body, init) for a stopping test.")
 
 
 def trace_flat(fn, avals, labels=None):

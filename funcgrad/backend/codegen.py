@@ -23,7 +23,7 @@ from ..ir import Lit, Program, Var, _Printer, sub_programs
 from . import split
 from .fusion import (INDEX_MAPS, REDUCTIONS, literal_broadcasts, materialized, partition,
                      slice_positions, use_counts)
-from .lowerings import LOWERINGS, numba_type
+from .lowerings import LOWERINGS, numba_type, printable
 
 STRUCTURED: dict = {}     # primitive name -> emitter(gen, outs, ins, eqn); see control.py
 
@@ -136,9 +136,7 @@ def _reduction_start(name, dtype):
     return np.inf if top else -np.inf
 
 
-def _comment(obj):
-    """Text safe inside a # comment: printable characters only (no newline can end it)."""
-    return "".join(c if c.isprintable() else "?" for c in str(obj))
+_comment = printable       # text safe inside a # comment
 
 
 class Source:

@@ -65,11 +65,15 @@ def _advanced(e, n_arrays):
     return k, bshape, x.shape[k:]
 
 
+def printable(obj):
+    """str(obj) with printable characters only: safe in a # comment (no newline can end it),
+    and in a string literal once written with repr()."""
+    return "".join(c if c.isprintable() else "?" for c in str(obj))
+
+
 def _where_text(e):
-    """' at file:line (in f)' of the equation's user line, safe inside a string literal."""
-    if e.src is None:
-        return ""
-    return "".join(c if c.isprintable() else "?" for c in f" at {e.src.long()}")
+    """' at file:line (in f)' of the equation's user line (printable only)."""
+    return "" if e.src is None else printable(f" at {e.src.long()}")
 
 
 def _index_loops(o, x_aval, arrays, array_names, bshape, k, e):
