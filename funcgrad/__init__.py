@@ -23,7 +23,7 @@ from .ir import Program
 from . import numpy  # noqa: F401  (funcgrad.numpy)
 from . import nn  # noqa: F401  (fg.nn)
 
-__version__ = "0.1.0"
+from ._version import __version__  # noqa: E402
 __all__ = ["grad", "value_and_grad", "vjp", "jvp", "linearize", "jacfwd", "jacrev", "hessian", "hvp", "vmap",
            "stop_gradient", "custom_vjp", "custom_jvp", "checkpoint", "checkpoint_name", "checkpoint_policies",
            "pure_callback", "make_ir", "jit",

@@ -14,7 +14,6 @@ import pytest
 import funcgrad as fg
 import funcgrad.numpy as fnp
 from funcgrad.backend import cache as kcache
-from funcgrad.backend import compile as kcompile
 
 
 def _rss_mb():
@@ -146,11 +145,11 @@ def test_compiled_signatures_per_function_are_bounded_least_recently_used_first(
 
 
 def test_the_table_of_shared_kernels_is_bounded(monkeypatch):
-    monkeypatch.setattr(kcompile, "MAX_KERNELS", 2)
+    monkeypatch.setattr(kcache.kernels, "keep", 2)
     fns = [fg.jit(lambda x, k=k: x * float(k + 11)) for k in range(4)]
     for k, f in enumerate(fns):
         assert f(np.ones(2))[0] == k + 11
-        assert len(kcompile._kernels) <= 2
+        assert len(kcache.kernels.recent) <= 2
 
 
 def test_the_disk_cache_deletes_least_recently_used_entries_past_its_size_limit(tmp_path,

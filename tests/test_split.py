@@ -13,7 +13,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 
 import funcgrad as fg
 import funcgrad.numpy as fnp
-from funcgrad.backend import cache, codegen, compile as fg_compile, split
+from funcgrad.backend import cache, codegen, split
 from funcgrad.tree_util import tree_flatten
 from conftest import rand
 
@@ -271,8 +271,7 @@ def test_split_kernel_is_stored_and_reloaded_from_the_persistent_cache():
         first = fg.jit(fg.grad(unrolled))
         expected = first(x)
         assert "def _part" in first.lower(x).source
-        fg_compile._kernels.clear()
-        fg_compile._shared.clear()              # (`first` still holds its kernel)
+        cache.kernels.clear()                   # (weakly shared too: `first` still holds it)
         hits = cache.stats["hit"]
         again = fg.jit(fg.grad(unrolled))
         np.testing.assert_array_equal(again(x), expected)
@@ -282,7 +281,7 @@ def test_split_kernel_is_stored_and_reloaded_from_the_persistent_cache():
 
 def test_split_kernel_compiled_in_memory(monkeypatch):
     monkeypatch.setenv("FUNCGRAD_DISABLE_CACHE", "1")
-    fg_compile._kernels.clear()
+    cache.kernels.clear()
     check_split(fg.grad(lambda x: unrolled(x, 5)), np.array([0.1, 0.2]), chunk=7, whole=False)
 
 

@@ -37,11 +37,16 @@ import shutil
 import stat
 import sys
 import tempfile
+import threading
 import warnings
+import weakref
 
 import numpy as np
 
-__all__ = ["cache_dir", "clear_cache", "module_text", "load_kernel", "CacheWarning"]
+from .. import _version
+
+__all__ = ["cache_dir", "clear_cache", "module_text", "load_kernel", "kernels", "KernelTable",
+           "CacheWarning"]
 
 _ENTRY_RE = re.compile(r"^[0-9a-f]{32}$")
 _OFF = {"0", "off", "none", "false", "no"}
@@ -90,10 +95,7 @@ def clear_cache():
     FUNCGRAD_CACHE_DIR at a shared directory never deletes anything else. Returns the number of
     entries removed. Kernels already held by jitted functions keep working.
     """
-    from . import compile as _compile
-    with _compile._lock:
-        _compile._kernels.clear()
-        _compile._shared.clear()
+    kernels.clear()
     root = cache_dir()
     if root is None or not os.path.isdir(root):
         return 0
@@ -107,6 +109,43 @@ def clear_cache():
                 shutil.rmtree(path, ignore_errors=True)
             removed += 1
     return removed
+
+
+# -- the kernels of this process --------------------------------------------------------------
+
+class KernelTable:
+    """Kernels in this process by (module text, parallel): shared by every program that
+    generates the same text while any jitted function uses them (`shared`, weakly), and the
+    `keep` most recently used kept even when none does (`recent`: a fresh fg.jit(f) per
+    notebook cell or loop iteration reuses them). FUNCGRAD_MAX_KERNELS sets `keep` (32)."""
+
+    def __init__(self, keep):
+        self.keep = keep
+        self.recent: dict = {}                    # strong, least recently used first
+        self.shared = weakref.WeakValueDictionary()
+        self.made = 0          # kernels compiled or loaded from the disk cache by this process
+        self.lock = threading.Lock()
+
+    def get_or_make(self, key, make):
+        """The kernel of `key`, or make() (then kept); key None: make() and keep nothing."""
+        with self.lock:
+            fn = None if key is None else self.recent.pop(key, None) or self.shared.get(key)
+            if fn is None:
+                self.made += 1
+                fn = make()
+            if key is not None:
+                self.recent[key] = self.shared[key] = fn      # the most recently used
+                while len(self.recent) > self.keep:
+                    del self.recent[next(iter(self.recent))]
+            return fn
+
+    def clear(self):
+        with self.lock:
+            self.recent.clear()
+            self.shared.clear()
+
+
+kernels = KernelTable(int(os.environ.get("FUNCGRAD_MAX_KERNELS", "32")))
 
 
 # -- the module text --------------------------------------------------------------------------
@@ -171,8 +210,7 @@ def module_text(source, impls):
 
 def _versions():
     import numba
-    import funcgrad
-    return (f"funcgrad {funcgrad.__version__}; numba {numba.__version__}; numpy {np.__version__}; "
+    return (f"funcgrad {_version.__version__}; numba {numba.__version__}; numpy {np.__version__}; "
             f"python {sys.version.split()[0]} {sys.implementation.name}; "
             f"vecmath {_vecmath_digest()}")
 

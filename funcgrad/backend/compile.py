@@ -14,8 +14,6 @@ import hashlib
 import linecache
 import math
 import os
-import threading
-import weakref
 
 import numpy as np
 
@@ -25,20 +23,10 @@ from . import control as _control  # noqa: F401  (registers the loop and branch 
 from .codegen import Generator, objmode_call
 from ..ir import Var
 
-# Kernels by (module text, parallel): shared by every program that generates the same text
-# while any jitted function uses them (weakly), and the MAX_KERNELS most recently used kept
-# even when none does (a fresh fg.jit(f) per notebook cell or loop iteration reuses them).
-_kernels: dict = {}                                  # strong, least recently used first
-_shared: weakref.WeakValueDictionary = weakref.WeakValueDictionary()
-MAX_KERNELS = int(os.environ.get("FUNCGRAD_MAX_KERNELS", "32"))
-_made = [0]              # kernels compiled or loaded from the disk cache by this process
-
-
 def kernels_made():
     """How many kernels this process has compiled or loaded from the disk cache so far (a
     kernel reused from memory does not count)."""
-    return _made[0]
-_lock = threading.Lock()
+    return cache.kernels.made
 
 
 class Compiled:
@@ -117,17 +105,10 @@ def compile_program(prog, parallel=False) -> Compiled:
     gen, source = generate(prog, parallel=parallel)
     text = cache.module_text(source, gen.impls)     # None: helpers not writable as literals
     key = (text, bool(parallel))
-    with _lock:
-        fn = (_kernels.pop(key, None) or _shared.get(key)) if text is not None else None
-        if fn is None:
-            _made[0] += 1
-            fn = cache.load_kernel(text, parallel) if text is not None else None
-            if fn is None:
-                fn = _build(source, gen.impls, parallel)
-        if text is not None:
-            _kernels[key] = _shared[key] = fn       # (re)inserted: the most recently used
-            while len(_kernels) > MAX_KERNELS:
-                del _kernels[next(iter(_kernels))]
+    fn = cache.kernels.get_or_make(
+        key if text is not None else None,
+        lambda: (cache.load_kernel(text, parallel) if text is not None else None)
+        or _build(source, gen.impls, parallel))
     if os.environ.get("FUNCGRAD_DUMP"):
         print(f"# funcgrad: compiled kernel\n{source}")
     ids = [o.id for o in prog.outs if isinstance(o, Var)]
