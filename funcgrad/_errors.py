@@ -5,6 +5,7 @@ NumPy), and `SourceInfo`. Imports nothing from funcgrad.
 """
 from __future__ import annotations
 
+import functools
 import os
 import sys
 import warnings
@@ -109,8 +110,9 @@ def where(src):
     return f" at {src.long()}" if src is not None else ""
 
 
+@functools.lru_cache(maxsize=1)
 def memory_bytes():
-    """This machine's physical memory in bytes (None where unknown)."""
+    """This machine's physical memory in bytes (None where unknown); read once."""
     try:
         return os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
     except (AttributeError, ValueError, OSError):       # pragma: no cover  (not POSIX)

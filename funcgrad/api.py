@@ -82,8 +82,8 @@ class _Args:
             self.trees.append(td)
             for path, leaf in pairs:
                 label = keystr(name, path)
-                if type(leaf) is not np.ndarray and isinstance(leaf, np.ndarray) or (
-                        type(leaf) is np.ndarray and not leaf.dtype.isnative):
+                if isinstance(leaf, np.ndarray) and (type(leaf) is not np.ndarray
+                                                     or not leaf.dtype.isnative):
                     leaf = self._plain_array(f, leaf, label)
                 if diff:
                     leaf = _check_diff_leaf(f, leaf, label)

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import threading
 import inspect
 import os
+import threading
 import types
 
 import numpy as np

@@ -31,15 +31,12 @@ def _poll(gen, counter, *progs, step=None):
     src = gen.src
     if step is not None:
         src.emit(step)
-    if _heavy(*progs):
-        _poll_now(gen)
-    else:
-        src.emit(f"if ({counter} & {POLL_EVERY - 1}) == 0 and _vm.interrupted():")
-        src.emit("    raise _vm.Interrupted('interrupted (Ctrl-C)')")
+    _poll_now(gen, "" if _heavy(*progs) else f"({counter} & {POLL_EVERY - 1}) == 0 and ")
 
 
-def _poll_now(gen):
-    gen.src.emit("if _vm.interrupted():")
+def _poll_now(gen, first=""):
+    """The check itself; `first` a condition tested before it."""
+    gen.src.emit(f"if {first}_vm.interrupted():")
     gen.src.emit("    raise _vm.Interrupted('interrupted (Ctrl-C)')")
 
 
