@@ -12,7 +12,7 @@ import numpy as np
 
 from ..ir import Traced, aval_of
 from ..tree_util import tree_leaves
-from .base import convert, export, full
+from .base import broadcast_to, convert, export, full
 
 
 def _has_tracer(obj):
@@ -68,7 +68,6 @@ def full_like(a, fill_value, dtype=None, shape=None):
     dt = np.dtype(dtype) if dtype is not None else av.dtype
     shp = av.shape if shape is None else tuple(np.atleast_1d(shape))
     if isinstance(fill_value, Traced):
-        from .base import broadcast_to
         return broadcast_to(convert(fill_value, dt), shp)
     if not isinstance(a, Traced):
         return np.full_like(a, fill_value, dtype=dtype, shape=shape)
@@ -83,7 +82,6 @@ def full_(shape, fill_value, dtype=None, order="C"):
     """
     if not isinstance(fill_value, Traced):
         return np.full(shape, fill_value, dtype=dtype, order=order)
-    from .base import broadcast_to
     shp = tuple(np.atleast_1d(shape).tolist()) if np.ndim(shape) else (operator.index(shape),)
     dt = aval_of(fill_value).dtype if dtype is None else np.dtype(dtype)
     return broadcast_to(convert(fill_value, dt), shp)
