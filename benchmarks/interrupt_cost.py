@@ -3,7 +3,7 @@
     python benchmarks/interrupt_cost.py
 
 Compiled loops check Python's signal handlers at the top of their body (funcgrad/backend/
-control.py): every step when the body does array work, every POLL_EVERY steps when it is scalar
+loop_emitters.py): every step when the body does array work, every POLL_EVERY steps when it is scalar
 code. This compiles each workload twice in one process -- as shipped, and with the poll emitted
 as nothing -- and prints the median time per call of each and their ratio. The kernel cache
 points at a fresh directory, so no kernel of one variant is reused for the other.
@@ -19,7 +19,7 @@ import numpy as np  # noqa: E402
 
 import funcgrad as fg  # noqa: E402
 import funcgrad.numpy as fnp  # noqa: E402
-from funcgrad.backend import control  # noqa: E402
+from funcgrad.backend import loop_emitters as control  # noqa: E402
 
 
 def workloads():

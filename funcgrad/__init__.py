@@ -9,15 +9,14 @@ from . import tree_util
 from ._errors import (CarryTypeError, ConcretizationError, EscapedTracerError, FuncgradError, IntegerInputError,
                       MutationError, NonScalarOutputError, ShapeError, UnsupportedDtypeError,
                       UnsupportedFunctionError)
-from .api import grad, make_ir, value_and_grad, vjp
-from .derivatives import hessian, hvp, jacfwd, jacrev, jvp, linearize
-from .custom import (checkpoint, checkpoint_name, checkpoint_policies, custom_jvp, custom_vjp,
-                     pure_callback, stop_gradient)
-from .vmap import vmap
-from .control import cond, fori_loop, scan, switch, while_loop
-from .transforms import control as _control_rules  # noqa: F401  (registers their rules)
+from .api.gradients import grad, make_ir, value_and_grad, vjp
+from .api.derivatives import hessian, hvp, jacfwd, jacrev, jvp, linearize
+from .higher_order import (checkpoint, checkpoint_name, checkpoint_policies, cond, custom_jvp,
+                           custom_vjp, fori_loop, pure_callback, scan, stop_gradient, switch,
+                           while_loop)
+from .api.vmap import vmap
 from .interpreter import eval_program
-from .jit import disable_jit, jit
+from .api.jit import disable_jit, jit
 from .backend.cache import cache_dir, clear_cache
 from .ir import Program
 from . import numpy  # noqa: F401  (funcgrad.numpy)

@@ -165,16 +165,19 @@ class Primitive:
     singular: the derivative can be infinite or NaN at finite inputs (sqrt at 0, log at 0,
     overflow of exp); True, False or a function of the params. Reverse mode applies the
     strong-zero rule to these (transforms/vjp.py).
+    elementwise: the output is one scalar function of the operands' elements at the same
+    position (operands of one shape, which the output has too): batching, fusion into loop
+    nests and scalar replacement rely on it.
     """
 
     def __init__(self, name, *, impl, abstract, vjp=None, jvp=None, batch=None,
-                 multiple_results=False, differentiable=True, numba=None, doc=None,
+                 multiple_results=False, differentiable=True, elementwise=False, doc=None,
                  vjp_split=None, opaque=False, fresh_params=(), singular=False):
         self.name, self.vjp_split, self.opaque = name, vjp_split, opaque
         self.fresh_params, self.singular = fresh_params, singular
         self.impl, self.abstract, self.vjp, self.jvp, self.batch = impl, abstract, vjp, jvp, batch
         self.multiple_results, self.differentiable = multiple_results, differentiable
-        self.numba, self.__doc__ = numba, doc
+        self.elementwise, self.__doc__ = elementwise, doc
 
     def bind(self, *args, **params):
         return bind(self, *args, **params)

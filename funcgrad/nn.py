@@ -17,7 +17,7 @@ import math
 import numpy as np
 
 from . import numpy as fnp
-from .custom import custom_vjp, pure_callback, stop_gradient
+from .higher_order.custom import custom_vjp, pure_callback, stop_gradient
 
 __all__ = ["relu", "sigmoid", "softplus", "silu", "swish", "gelu", "softmax", "log_softmax",
            "logsumexp", "one_hot", "erf"]

@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from .api import evaluate, vjp
-from .derivatives import jvp
+from .api.calls import evaluate
+from .api.gradients import vjp
+from .api.derivatives import jvp
 from .tree_util import tree_flatten, tree_map
 
 __all__ = ["check_grads", "numerical_directional_derivative", "ulp_errors"]

@@ -31,6 +31,10 @@ file) happen only while f is interpreted, as under fg.jit; state deeper than the
 (`_DEPTH`) or larger than `_BUDGET` values means f is never compiled (a warning says so);
 objects of library types (NumPy generators, Numba or SciPy objects) count by identity.
 `policy.explain(f)` tells why a function is still interpreted.
+
+Tiering sits below the public API and the loop primitives: the entry points pass it the
+interpreted and compiled forms (`tiered`), and a loop primitive whose NumPy evaluation would run
+long asks `compile_loop`, which api/jit.py fills in when it is imported.
 """
 from __future__ import annotations
 
@@ -578,6 +582,46 @@ class _Tier:
             self.failed.add(sig)
         finally:
             self.pending.discard(sig)
+
+
+# ---- long loops met while interpreting -----------------------------------------------------
+# The interpreter spends about 2 us per equation per step of a loop; compiling a loop takes a
+# fraction of a second. A loop whose interpreted work would pass LOOP_COMPILE_SECONDS is
+# compiled and run native instead, even from an un-jitted fg.grad (the rest of the program stays
+# interpreted). FUNCGRAD_LOOP_COMPILE_SECONDS=0 turns this off; fg.disable_jit() does too.
+# The loop primitives ask `compile_loop`; api/jit.py installs the compiler.
+LOOP_COMPILE_SECONDS = float(os.environ.get("FUNCGRAD_LOOP_COMPILE_SECONDS", "0.5"))
+EQN_SECONDS = 2e-6
+_loop_compiler = [None]
+
+
+def set_loop_compiler(compile_and_run):
+    """Install `compile_and_run(prim, args, params) -> outputs or None` (done by api/jit.py)."""
+    _loop_compiler[0] = compile_and_run
+
+
+def compile_loop(prim, args, params):
+    """The outputs of the loop equation prim[params](*args) computed by a compiled kernel, or
+    None when that is off or not possible (the caller keeps interpreting)."""
+    run = _loop_compiler[0]
+    if run is None or LOOP_COMPILE_SECONDS <= 0:
+        return None
+    return run(prim, args, params)
+
+
+def loop_is_long(steps, eqns_per_step):
+    """Whether interpreting `steps` steps of a body this size would pass the budget."""
+    return steps * eqns_per_step * EQN_SECONDS > LOOP_COMPILE_SECONDS
+
+
+def tiered(f, kind, make_jit, interpreted):
+    """`interpreted`, until f is hot for a signature; then f's compiled form (`make_jit()`).
+    If compiling fails, that signature stays interpreted (which raises any user error)."""
+    local = _Tiers()           # used when f cannot carry its own (see TieringPolicy)
+
+    def call(*args, **kwargs):
+        return run_tiered(f, kind, make_jit, interpreted, args, kwargs, local)
+    return call
 
 
 def run_tiered(f, kind, make_jit, interpreted, args, kwargs, local=None):

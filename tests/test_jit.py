@@ -171,8 +171,8 @@ def test_kernels_are_shared_across_shapes_when_the_source_is_the_same():
 
 def test_numba_failure_names_the_equation_and_user_line(monkeypatch):
     from funcgrad.backend import lowerings
-    monkeypatch.setitem(lowerings.LOWERINGS, "rev",
-                        lambda outs, ins, e: [f"{outs[0]} = no_such_function({ins[0]})"])
+    monkeypatch.setitem(lowerings.LOWERINGS, "rev", lowerings.Lowering(
+        statement=lambda outs, ins, e: [f"{outs[0]} = no_such_function({ins[0]})"]))
 
     def flipped(x):
         return fnp.flip(x) * 3.0

@@ -133,7 +133,7 @@ def test_no_growth_over_100000_calls_of_hot_paths():
 # ---- bounded compiled forms ----------------------------------------------------------------------
 
 def test_compiled_signatures_per_function_are_bounded_least_recently_used_first(monkeypatch):
-    monkeypatch.setattr(sys.modules["funcgrad.jit"], "MAX_SIGNATURES", 3)
+    monkeypatch.setattr(sys.modules["funcgrad.api.jit"], "MAX_SIGNATURES", 3)
     f = fg.jit(lambda x: x * 2.0 + 1.0)
     keep = np.ones(1)
     for n in range(2, 8):

@@ -1,7 +1,7 @@
 """Program -> Python source for one Numba function.
 
 Variables keep the names `make_ir` prints (a, b, c, ...; Python keywords get a trailing `_`),
-sub-programs' variables included: a loop body or branch is written inline (backend/control.py),
+sub-programs' variables included: a loop body or branch is written inline (backend/loop_emitters.py),
 its input variables bound to the loop's carries.
 0-d values are scalars, everything else arrays. Loop groups become one loop nest each: array
 inputs are loaded once per iteration (`b_i = b[i0, i1]`), elementwise results are scalar locals
@@ -23,9 +23,7 @@ from ..ir import Lit, Program, Var, _Printer, sub_programs
 from . import split
 from .fusion import (INDEX_MAPS, REDUCTIONS, literal_broadcasts, materialized, partition,
                      slice_positions, use_counts)
-from .lowerings import LOWERINGS, numba_type, printable
-
-STRUCTURED: dict = {}     # primitive name -> emitter(gen, outs, ins, eqn); see control.py
+from .lowerings import lowering, numba_type, printable
 
 RESERVED = set(keyword.kwlist) | {"np", "numba", "math", "range", "len", "min", "max", "abs"}
 
@@ -108,7 +106,7 @@ def scalar_template(e, in_loop):
         return f"np.float32({exact})" if dtype == np.float32 else exact
     if name in ACCURATE and dtype.name in ("float64", "float32"):
         return f"_vm.{name}_f{dtype.name[-2:]}({{0}})"
-    return (fast_math_template(name, dtype) if in_loop else None) or e.prim.numba
+    return (fast_math_template(name, dtype) if in_loop else None) or lowering(e.prim).scalar
 
 
 def fast_math_template(name, dtype):
@@ -148,11 +146,6 @@ class Source:
     def emit(self, line):
         self.lines.append("    " * self.depth + line)
 
-
-# Primitives whose generated code always allocates a new array for their result (elementwise
-# ones, in loops, too): an update may take such a result over instead of copying it.
-FRESH = {"broadcast_in_dim", "transpose", "scatter", "contract", "concatenate", "reduce_sum",
-         "reduce_max", "reduce_min"}
 
 PARALLEL_MIN_SIZE = 1 << 15   # smaller loops are not worth starting threads for
 
@@ -202,7 +195,7 @@ class Generator:
         """x is an array this kernel allocates on every call: not an input, a constant, a loop
         carry or a result that may be a view of another array (a reshape, an alias)."""
         p = self.producer.get(x.id) if isinstance(x, Var) else None
-        return (p is not None and (isinstance(p.numba, str) or p.name in FRESH)
+        return (p is not None and (p.elementwise or lowering(p).fresh)    # elementwise: in loops
                 and x.id not in self.inputs)
 
     def owns(self, x):
@@ -277,15 +270,15 @@ class Generator:
     def statement(self, e):
         outs = [self.names[v.id] for v in e.outputs]
         ins = [self.name(v) for v in e.inputs]
-        structured = STRUCTURED.get(e.prim.name)
+        low = lowering(e.prim)
+        structured = low.structured
         if structured is not None:
             self.src.emit(f"# {e.prim.name}" + (f"  ({_comment(e.src)})" if e.src is not None else ""))
             self.nested += 1
             structured(self, outs, ins, e)
             self.nested -= 1
             return
-        lower = LOWERINGS.get(e.prim.name)
-        lines = lower(outs, ins, e) if lower is not None else None
+        lines = low.statement(outs, ins, e) if low.statement is not None else None
         if lines is None:
             lines = self.objmode(outs, ins, e)
         self.src.emit(f"# {e.prim.name}" + (f"  ({_comment(e.src)})" if e.src is not None else ""))

@@ -19,7 +19,7 @@ import numpy as np
 
 from . import cache
 from .._errors import KernelInterrupted
-from . import control as _control  # noqa: F401  (registers the loop and branch emitters)
+from . import loop_emitters  # noqa: F401  (registers the loop and branch emitters)
 from .codegen import Generator, objmode_call
 from ..ir import Var
 

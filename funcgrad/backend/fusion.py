@@ -10,10 +10,11 @@ form an acyclic graph. Everything else is an array statement of its own.
 from __future__ import annotations
 
 from ..ir import Lit, Program, Var, use_counts
+from .lowerings import names_with
 
-REDUCTIONS = ("reduce_sum", "reduce_max", "reduce_min")
-ACCUMULATORS = REDUCTIONS + ("scatter",)          # results final after the loop
-INDEX_MAPS = ("broadcast_in_dim", "transpose", "gather")   # read input at remapped indices
+REDUCTIONS = names_with("reduction")
+ACCUMULATORS = REDUCTIONS + names_with("scatter")          # results final after the loop
+INDEX_MAPS = names_with("index_map")             # read input at remapped indices
 SIBLING_WINDOW = 8       # how many recent groups sibling fusion looks back at
 
 
@@ -53,7 +54,7 @@ def loop_shape(e):
         if a.dtype.kind in "fbiu" or name == "reduce_sum":   # max/min of bools: any/all
             return a.shape
         return None
-    if name in INDEX_MAPS or isinstance(e.prim.numba, str):
+    if name in INDEX_MAPS or e.prim.elementwise:
         return e.outputs[0].aval.shape
     return None
 

@@ -1,9 +1,19 @@
-"""Array-level lowerings: one function per non-elementwise primitive, returning source lines.
+"""The lowering table: how each primitive becomes generated code, in one place keyed by
+primitive name (`LOWERINGS`, read through `lowering(prim)`). An entry may give
 
-Each takes (output names, input source texts, equation) and returns the lines that assign the
-outputs, or None to fall back to calling the primitive's NumPy implementation in
-numba.objmode (correct for every primitive, but it pays a Python round trip). 0-d values are
-scalars in generated code.
+- `scalar`: the scalar expression of an elementwise primitive, a template over its operands
+  ({0}, {1}, ...) and params ({dtype}); it is fused into loop nests. An elementwise primitive
+  that wraps a NumPy ufunc needs no entry: `np.<ufunc>({0}, ...)` on scalars, which Numba
+  implements with NumPy's semantics;
+- `fusion`: the role a non-elementwise primitive can take inside a loop nest (fusion.py):
+  "index_map" (reads its input at remapped indices), "reduction", or "scatter";
+- `statement`: array-level code, fn(output names, input source texts, equation) -> the lines
+  that assign the outputs, or None to fall back to calling the primitive's NumPy implementation
+  in numba.objmode (correct for every primitive, but it pays a Python round trip);
+- `structured`: loops and branches, emitter(generator, outs, ins, equation) writing the
+  sub-programs inline (loop_emitters.py fills these in);
+- `fresh`: the generated code always allocates a new array for the result.
+0-d values are scalars in generated code.
 """
 from __future__ import annotations
 
@@ -264,16 +274,66 @@ def _custom_vjp_call(outs, ins, e):
     return [f"{o} = {x}" for o, x in zip(outs, ins)]     # identity on the outputs
 
 
+class Lowering:
+    """One entry of the table (see the module docstring)."""
+
+    __slots__ = ("scalar", "fusion", "statement", "structured", "fresh")
+
+    def __init__(self, scalar=None, fusion=None, statement=None, structured=None, fresh=False):
+        self.scalar, self.fusion, self.statement = scalar, fusion, statement
+        self.structured, self.fresh = structured, fresh
+
+
+def _scalars(**templates):
+    return {name: Lowering(scalar=t) for name, t in templates.items()}
+
+
 LOWERINGS = {
-    "cumsum": _cumulative,
-    "cumprod": _cumulative,
-    "argsort": _argsort,
-    "custom_vjp_call": _custom_vjp_call,
-    "remat_barrier": lambda outs, ins, e: [f"{outs[0]} = {ins[0]}"],
-    "reshape": _reshape,
-    "gather": _gather,
-    "scatter": _scatter,
-    "rev": _rev,
-    "concatenate": _concatenate,
-    "contract": _contract,
+    # elementwise primitives whose scalar code is not np.<ufunc>(...)
+    **_scalars(add="({0} + {1})", subtract="({0} - {1})", multiply="({0} * {1})",
+               divide="({0} / {1})", negative="(-{0})", square="({0} * {0})",
+               less="({0} < {1})", less_equal="({0} <= {1})", greater="({0} > {1})",
+               greater_equal="({0} >= {1})", equal="({0} == {1})", not_equal="({0} != {1})",
+               integer_pow="({0} ** {y})", select="({1} if {0} else {2})",
+               convert_element_type="{dtype}({0})", stop_gradient="{0}",
+               checkpoint_name="{0}"),
+    # inside loop nests (fusion.py); outside them gather and scatter are statements
+    "broadcast_in_dim": Lowering(fusion="index_map", fresh=True),
+    "transpose": Lowering(fusion="index_map", fresh=True),
+    "gather": Lowering(fusion="index_map", statement=_gather),
+    "reduce_sum": Lowering(fusion="reduction", fresh=True),
+    "reduce_max": Lowering(fusion="reduction", fresh=True),
+    "reduce_min": Lowering(fusion="reduction", fresh=True),
+    "scatter": Lowering(fusion="scatter", statement=_scatter, fresh=True),
+    # array statements
+    "cumsum": Lowering(statement=_cumulative),
+    "cumprod": Lowering(statement=_cumulative),
+    "argsort": Lowering(statement=_argsort),
+    "custom_vjp_call": Lowering(statement=_custom_vjp_call),
+    "remat_barrier": Lowering(statement=lambda outs, ins, e: [f"{outs[0]} = {ins[0]}"]),
+    "reshape": Lowering(statement=_reshape),
+    "rev": Lowering(statement=_rev),
+    "concatenate": Lowering(statement=_concatenate, fresh=True),
+    "contract": Lowering(statement=_contract, fresh=True),
+    # while_loop, scan, cond, while_grad: structured emitters, added by loop_emitters.py
 }
+_NONE = Lowering()
+
+
+def lowering(prim):
+    """The table's entry for a primitive (an empty one: objmode); for an elementwise ufunc
+    primitive without an entry, its np.<ufunc>(...) scalar template."""
+    hit = LOWERINGS.get(prim.name)
+    if hit is not None:
+        return hit
+    ufunc = prim.impl
+    if prim.elementwise and isinstance(ufunc, np.ufunc):
+        args = ", ".join("{%d}" % i for i in range(ufunc.nin))
+        hit = LOWERINGS[prim.name] = Lowering(scalar=f"np.{ufunc.__name__}({args})")
+        return hit
+    return _NONE
+
+
+def names_with(fusion):
+    """The primitives that take this role in loop nests."""
+    return tuple(name for name, low in LOWERINGS.items() if low.fusion == fusion)

@@ -30,20 +30,19 @@ _BY_KIND = object()
 def define(name, batch=_BY_KIND, **rules) -> Primitive:
     """Create and register a primitive; see ir.Primitive for the rule fields. `batch` is a
     rule, a BatchRule built from the primitive, or None (vmap then maps the primitive example
-    by example); by default an elementwise primitive (one with a Numba template) batches by
-    batching its operands."""
+    by example); by default an elementwise primitive batches by batching its operands."""
     if name in REGISTRY:
         raise ValueError(f"primitive {name!r} defined twice")
     prim = REGISTRY[name] = Primitive(name, **rules)
     if batch is _BY_KIND:
-        batch = operands_batch() if isinstance(prim.numba, str) else None
+        batch = operands_batch() if prim.elementwise else None
     prim.batch = batch.make(prim) if isinstance(batch, BatchRule) else batch
     return prim
 
 
 # ---- batch rules (vmap) ------------------------------------------------------------------------
 # rule(inputs, batched_flags, size, **params) -> outputs batched on axis 0, or NotImplemented to
-# leave the case to the example-by-example fallback (transforms/vmap.py).
+# leave the case to the example-by-example fallback (transforms/batching.py).
 
 class BatchRule:
     """A batch rule that binds its own primitive again: define() calls make(primitive)."""
@@ -190,7 +189,7 @@ def _convert_vjp(ct, x, *, out, dtype, weak=False):
 
 
 convert_element_type_p = define(
-    "convert_element_type", numba="{dtype}({0})",
+    "convert_element_type", elementwise=True,
     impl=lambda x, *, dtype, weak=False: np.asarray(x).astype(dtype),
     abstract=lambda a, *, dtype, weak=False: Aval(a.shape, dtype, weak),
     vjp=_convert_vjp)

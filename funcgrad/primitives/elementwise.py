@@ -22,22 +22,12 @@ LN2, LN10 = float(np.log(2.0)), float(np.log(10.0))
 ELEMENTWISE = {}   # name -> (primitive, ufunc, domain); read by tests
 
 
-# Scalar expressions for the compiled backend's fused loops; the default is np.<ufunc>(...) on
-# scalars, which Numba implements with NumPy's semantics.
-_NUMBA = {"add": "({0} + {1})", "subtract": "({0} - {1})", "multiply": "({0} * {1})",
-          "divide": "({0} / {1})", "negative": "(-{0})", "square": "({0} * {0})",
-          "less": "({0} < {1})", "less_equal": "({0} <= {1})", "greater": "({0} > {1})",
-          "greater_equal": "({0} >= {1})", "equal": "({0} == {1})", "not_equal": "({0} != {1})"}
-
-
 def _ufunc(ufunc, vjp=None, *, domain="real", aliases=(), name=None, singular=False):
     """Define the primitive for `ufunc` and export fnp.<name> (+ aliases). vjp=None: derivative 0.
     singular: its derivative can be infinite or NaN at finite inputs (see ir.Primitive)."""
     name = name or ufunc.__name__
-    template = _NUMBA.get(name, f"np.{ufunc.__name__}(" + ", ".join(
-        "{%d}" % i for i in range(ufunc.nin)) + ")")
     prim = define(name, impl=ufunc, abstract=elementwise_abstract(ufunc), vjp=vjp,
-                  differentiable=vjp is not None, numba=template, singular=singular)
+                  differentiable=vjp is not None, elementwise=True, singular=singular)
 
     def fn(*args, **kwargs):
         if kwargs:
@@ -85,7 +75,7 @@ def _integer_pow_impl(x, *, y):
 
 
 integer_pow_p = define(
-    "integer_pow", impl=_integer_pow_impl, abstract=lambda a, *, y: a, numba="({0} ** {y})",
+    "integer_pow", impl=_integer_pow_impl, abstract=lambda a, *, y: a, elementwise=True,
     singular=lambda params: params["y"] < 0,
     vjp=lambda ct, x, *, out, y: (ct * y if y == 1 else ct * (y * x) if y == 2
                                   else ct * (y * integer_pow_p.bind(x, y=y - 1)),))
@@ -185,7 +175,7 @@ def _select_abstract(c, x, y):
 
 
 select_p = define("select", impl=lambda c, x, y: np.where(c, x, y), abstract=_select_abstract,
-                  numba="({1} if {0} else {2})",
+                  elementwise=True,
                   vjp=lambda ct, c, x, y, *, out: (None, where(c, ct, 0.0), where(c, 0.0, ct)))
 
 

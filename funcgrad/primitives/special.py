@@ -1,7 +1,7 @@
 """Primitives for user-controlled differentiation: stop_gradient, the output marker of
 custom_vjp functions, and host callbacks (opaque NumPy code inside a traced function).
 
-The public functions that bind them live in funcgrad/custom.py.
+The public functions that bind them live in funcgrad/higher_order/custom.py.
 """
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from .._errors import UnsupportedFunctionError, where
 from .base import BatchRule, batched, define, full
 
 stop_gradient_p = define(
-    "stop_gradient", impl=lambda x: x, abstract=lambda a: a, differentiable=False, numba="{0}",
+    "stop_gradient", impl=lambda x: x, abstract=lambda a: a, differentiable=False, elementwise=True,
     doc="Identity forward; no derivative in any mode or order (PyTorch's detach).")
 
 

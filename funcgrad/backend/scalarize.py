@@ -14,15 +14,18 @@ A small array is rebuilt (packed) only where another operation needs it whole (a
 product, say). A scan's stacked output of small arrays becomes one stacked array per element,
 which a later scan (the backward pass reading its residuals) reads element by element.
 Values and rounding are unchanged: the same scalar operations run in the same order.
+
+A preparation pass of the backend (jit runs it before code generation). Unlike the rest of
+the backend it re-records programs, so it uses the tracer; it finds the loop primitives in the
+primitive table by name.
 """
 from __future__ import annotations
 
 import numpy as np
 
 from .. import ir
-from ..control import scan_p, while_p
 from ..ir import Aval, Lit, Program
-from ..primitives.base import NAMESPACE, REGISTRY
+from ..primitives import NAMESPACE, REGISTRY
 from ..tracer import trace_flat
 
 __all__ = ["scalarize", "SMALL"]
@@ -53,7 +56,7 @@ class Stacked:
 
 def _loops_with_small_values(prog):
     for e in prog.eqns:
-        if e.prim in (scan_p, while_p):
+        if e.prim.name in ("scan", "while_loop"):
             body = e.params["body"]
             if any(_small(v.aval) for v in body.in_vars) or any(_small(o.aval) for o in body.outs):
                 return True
@@ -138,16 +141,16 @@ class _Rewriter:
 
     def eqn(self, e):
         name, out = e.prim.name, e.outputs[0]
-        if e.prim is scan_p:
+        if name == "scan":
             return self.scan(e)
-        if e.prim is while_p:
+        if name == "while_loop":
             return self.while_loop(e)
         if self.in_loop and not e.prim.multiple_results:
             ok = all(self.splittable(v) for v in e.inputs)
             small_out = _small(out.aval)
             picks = out.aval.ndim == 0 and any(_small(v.aval) for v in e.inputs)   # x[0]
             if ok and (small_out or picks):
-                if small_out and isinstance(e.prim.numba, str) and all(
+                if small_out and e.prim.elementwise and all(
                         v.aval.shape == out.aval.shape for v in e.inputs):
                     return [self.elementwise(e)]
                 if name in MOVES and (name != "gather" or len(e.inputs) == 1):
@@ -246,7 +249,7 @@ class _Rewriter:
         prog, captured = trace_flat(new_body, avals)
         assert not captured
         n_flat = len(init_flat)
-        res = ir.bind_staged(scan_p, *c_vals, *init_flat, *x_vals, body=prog, length=p["length"],
+        res = ir.bind_staged(REGISTRY["scan"], *c_vals, *init_flat, *x_vals, body=prog, length=p["length"],
                              reverse=p["reverse"], n_c=len(c_vals), n_carry=n_flat)
         it = iter(res)
         outs = [_take(it, w, o.aval) for o, w in zip(e.outputs[:n], widths)]
@@ -282,7 +285,7 @@ class _Rewriter:
             assert not captured
             return out
 
-        res = ir.bind_staged(while_p, *cc, *bc, *init_flat, cond=rewrite(cond, n_cc, False),
+        res = ir.bind_staged(REGISTRY["while_loop"], *cc, *bc, *init_flat, cond=rewrite(cond, n_cc, False),
                              body=rewrite(body, n_bc, True), n_cc=n_cc, n_bc=n_bc,
                              checkpoint=p.get("checkpoint"))
         it = iter(res)

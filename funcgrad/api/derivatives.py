@@ -12,15 +12,19 @@ import inspect
 
 import numpy as np
 
-from .api import (_Args, _arg_names, _argnums_tuple, _fn_name, _split_out_aux, _tiered,
-                  _to_numpy, _trace_call)
-from .interpreter import eval_program
-from .ir import Lit, Program, Traced, aval_of
-from .primitives.base import convert, zeros_like_aval
-from .transforms.jvp import jvp_program
-from .transforms.vjp import split_program
-from .transforms.vmap import vmap_program
-from .tree_util import tree_flatten, tree_unflatten
+from ..interpreter import eval_program
+from ..ir import Lit, Program, Traced, aval_of
+from ..numpy import reshape, transpose
+from ..primitives.base import convert, zeros_like_aval
+from ..tiering import tiered
+from ..transforms.batching import vmap_program
+from ..transforms.jvp import jvp_program
+from ..transforms.vjp import split_program
+from ..tree_util import tree_flatten, tree_unflatten
+from .calls import (Args, VjpPlan, arg_names, argnums_tuple, fn_name, split_out_aux, to_numpy,
+                    trace_call)
+from .gradients import grad
+from .jit import jit
 
 __all__ = ["jvp", "linearize", "jacfwd", "jacrev", "hessian", "hvp"]
 
@@ -30,9 +34,9 @@ class _Linearized:
 
     def __init__(self, f, primals, has_aux=False):
         self.f = f
-        self.args = a = _Args(f, primals, {}, diff_argnums=tuple(range(len(primals))))
-        prog, consts, out_tree = _trace_call(f, a)
-        main, aux, self.main_tree, self.aux_tree = _split_out_aux(f, prog.outs, out_tree, has_aux)
+        self.args = a = Args(f, primals, {}, diff_argnums=tuple(range(len(primals))))
+        prog, consts, out_tree = trace_call(f, a)
+        main, aux, self.main_tree, self.aux_tree = split_out_aux(f, prog.outs, out_tree, has_aux)
         self.n_main, n_out = len(main), len(prog.outs)
         self.float_out = [o.aval.is_float for o in prog.outs]
         self.out_avals = [o.aval for o in prog.outs]
@@ -52,10 +56,10 @@ class _Linearized:
         self.primal_avals = [aval_of(v) for v, d in zip(a.dyn_vals, a.diff_mask) if d]
 
     def out(self):
-        return tree_unflatten(self.main_tree, [_to_numpy(o) for o in self.outs[:self.n_main]])
+        return tree_unflatten(self.main_tree, [to_numpy(o) for o in self.outs[:self.n_main]])
 
     def aux(self):
-        return tree_unflatten(self.aux_tree, [_to_numpy(o) for o in self.outs[self.n_main:]])
+        return tree_unflatten(self.aux_tree, [to_numpy(o) for o in self.outs[self.n_main:]])
 
     def tangent_leaves(self, tangents):
         leaves, tree = tree_flatten(tuple(tangents))
@@ -93,14 +97,14 @@ class _Linearized:
             for a, size in zip(in_avals, sizes):
                 part = _reshape(t[start:start + size], a.shape + oa.shape)
                 part = _moveaxes(part, len(a.shape), len(oa.shape))
-                row.append(part if isinstance(part, Traced) else _to_numpy(part))
+                row.append(part if isinstance(part, Traced) else to_numpy(part))
                 start += size
             blocks.append(row)
         return blocks
 
     def __call__(self, *tangents):
         tans = iter(eval_program(self.lin, *self.residuals, *self.tangent_leaves(tangents)))
-        leaves = [_to_numpy(next(tans)) if fl else np.zeros(av.shape, av.dtype)
+        leaves = [to_numpy(next(tans)) if fl else np.zeros(av.shape, av.dtype)
                   for fl, av in zip(self.float_out, self.out_avals)]
         return tree_unflatten(self.main_tree, leaves[:self.n_main])
 
@@ -111,7 +115,7 @@ def jvp(f, primals, tangents, has_aux=False):
         >>> fg.jvp(fnp.sin, (0.5,), (1.0,))
         (0.479..., 0.877...)
     """
-    return _tiered(f, ("jvp", has_aux), lambda: _jit_jvp(f, has_aux),
+    return tiered(f, ("jvp", has_aux), lambda: _jit_jvp(f, has_aux),
                    lambda p, t: _jvp(f, p, t, has_aux))(tuple(primals), tuple(tangents))
 
 
@@ -122,7 +126,6 @@ def _jvp(f, primals, tangents, has_aux):
 
 
 def _jit_jvp(f, has_aux):
-    from .jit import jit
     return jit(lambda p, t: _jvp(f, p, t, has_aux))
 
 
@@ -145,8 +148,8 @@ def _select(f, args, nums, kwargs=None):
         for i, s in zip(nums, sel):
             full[i] = s
         return f(*full, **kwargs)
-    g.__name__ = _fn_name(f)
-    names = _arg_names(f, len(args))
+    g.__name__ = fn_name(f)
+    names = arg_names(f, len(args))
     g.__signature__ = inspect.Signature([inspect.Parameter(names[i] if names[i].isidentifier()
                                                            else f"arg{i}",
                                                            inspect.Parameter.POSITIONAL_ONLY)
@@ -155,13 +158,11 @@ def _select(f, args, nums, kwargs=None):
 
 
 def _reshape(x, shape):
-    from .numpy import reshape
     return reshape(x, shape) if isinstance(x, Traced) else np.asarray(x).reshape(shape)
 
 
 def _moveaxes(x, n_in, n_out):
     """(in..., out...) -> (out..., in...)."""
-    from .numpy import transpose
     perm = tuple(range(n_in, n_in + n_out)) + tuple(range(n_in))
     return transpose(x, perm) if isinstance(x, Traced) else np.transpose(x, perm)
 
@@ -186,13 +187,12 @@ def _one_hot_rows(avals):
 def _reverse_blocks(g, sel, has_aux, in_avals):
     """Reverse-mode Jacobian blocks [out leaf][in leaf] (out.shape + in.shape), from one
     batched (vmapped) backward program applied to every one-hot output cotangent at once."""
-    from .api import VjpPlan
     plan = VjpPlan(g, tuple(sel), has_aux)
     res = eval_program(plan.fwd, *plan.consts, *plan.args.dyn_vals)
     outs, residuals = res[:plan.n_out], res[plan.n_out:]
-    out_leaves = [o if isinstance(o, Traced) else _to_numpy(o) for o in outs[:plan.n_main]]
+    out_leaves = [o if isinstance(o, Traced) else to_numpy(o) for o in outs[:plan.n_main]]
     out = tree_unflatten(plan.main_tree, out_leaves)
-    aux = (tree_unflatten(plan.aux_tree, [o if isinstance(o, Traced) else _to_numpy(o)
+    aux = (tree_unflatten(plan.aux_tree, [o if isinstance(o, Traced) else to_numpy(o)
                                           for o in outs[plan.n_main:]]) if has_aux else None)
     float_avals = [a for a in plan.out_avals if a.is_float]
     n, rows = _one_hot_rows(float_avals)
@@ -208,7 +208,7 @@ def _reverse_blocks(g, sel, has_aux, in_avals):
         row = []
         for gr, a in zip(grads, in_avals):
             part = _reshape(gr[start:start + oa.size], oa.shape + a.shape)
-            row.append(part if isinstance(part, Traced) else _to_numpy(np.asarray(part, a.dtype)))
+            row.append(part if isinstance(part, Traced) else to_numpy(np.asarray(part, a.dtype)))
         blocks.append(row)
         start += oa.size
     return out, aux, plan.main_tree, blocks
@@ -219,16 +219,15 @@ def _jacobian(f, argnums, has_aux, forward):
     jac = _jacobian_interpreted(f, argnums, has_aux, forward)
 
     def make_jit():
-        from .jit import jit
         return jit(jac)
     kind = ("jacfwd" if forward else "jacrev", repr(argnums), has_aux)
-    return functools.wraps(f, updated=())(_tiered(f, kind, make_jit, jac))
+    return functools.wraps(f, updated=())(tiered(f, kind, make_jit, jac))
 
 
 def _jacobian_interpreted(f, argnums, has_aux, forward):
     @functools.wraps(f, updated=())
     def jac(*args, **kwargs):
-        nums, single = _argnums_tuple(argnums, len(args), f)
+        nums, single = argnums_tuple(argnums, len(args), f)
         g = _select(f, args, nums, kwargs)
         sel = [args[i] for i in nums]
         sel_leaves, sel_tree = tree_flatten(tuple(sel))
@@ -256,7 +255,7 @@ def jacrev(f, argnums=0, has_aux=False):
         (3, 3)
     """
     j = _jacobian(f, argnums, has_aux, forward=False)
-    j.__name__ = f"jacrev_of_{_fn_name(f)}"
+    j.__name__ = f"jacrev_of_{fn_name(f)}"
     return j
 
 
@@ -268,7 +267,7 @@ def jacfwd(f, argnums=0, has_aux=False):
         (3, 3)
     """
     j = _jacobian(f, argnums, has_aux, forward=True)
-    j.__name__ = f"jacfwd_of_{_fn_name(f)}"
+    j.__name__ = f"jacfwd_of_{fn_name(f)}"
     return j
 
 
@@ -283,11 +282,10 @@ def hessian(f, argnums=0):
                                         argnums, False, True)
 
     def make_jit():
-        from .jit import jit
         return jit(interpreted)
-    h = functools.wraps(f, updated=())(_tiered(f, ("hessian", repr(argnums)), make_jit,
+    h = functools.wraps(f, updated=())(tiered(f, ("hessian", repr(argnums)), make_jit,
                                                interpreted))
-    h.__name__ = f"hessian_of_{_fn_name(f)}"
+    h.__name__ = f"hessian_of_{fn_name(f)}"
     return h
 
 
@@ -297,7 +295,6 @@ def hvp(f, primals, tangents):
         >>> fg.hvp(lambda x: fnp.sum(x ** 3), (np.ones(2),), (np.array([1.0, 0.0]),))
         array([6., 0.])
     """
-    from .api import grad
     nums = tuple(range(len(primals)))
     g = grad(f, nums)
     out = jvp(lambda *p: g(*p), tuple(primals), tuple(tangents))[1]

@@ -1,4 +1,4 @@
-"""fg.vmap: vectorize a per-example function over a batch axis (transforms/vmap.py).
+"""fg.vmap: vectorize a per-example function over a batch axis (transforms/batching.py).
 
     >>> per_example_grads = fg.vmap(fg.grad(loss), in_axes=(None, 0, 0))(params, X, y)
 """
@@ -8,12 +8,15 @@ import functools
 
 import numpy as np
 
-from .api import _fn_name, _tiered, _to_numpy
-from .interpreter import eval_program
-from .ir import Aval, Traced, aval_of
-from .tracer import trace_flat
-from .transforms.vmap import vmap_program
-from .tree_util import tree_flatten, tree_unflatten
+from ..interpreter import eval_program
+from ..ir import Aval, Traced, aval_of
+from ..numpy import moveaxis
+from ..tiering import tiered
+from ..tracer import trace_flat
+from ..transforms.batching import vmap_program
+from ..tree_util import tree_flatten, tree_unflatten
+from .calls import fn_name, to_numpy
+from .jit import jit
 
 __all__ = ["vmap"]
 
@@ -40,7 +43,6 @@ def _leaf_axes(axes, args, what):
 
 
 def _move(x, src, dst):
-    from .numpy import moveaxis
     if src == dst:
         return x
     return moveaxis(x, src, dst) if isinstance(x, Traced) else np.moveaxis(x, src, dst)
@@ -57,7 +59,7 @@ def vmap(f, in_axes=0, out_axes=0):
     @functools.wraps(f, updated=())
     def vf(*args, **kwargs):
         if kwargs:
-            raise TypeError(f"fg.vmap of {_fn_name(f)}: keyword arguments ({', '.join(kwargs)}) are "
+            raise TypeError(f"fg.vmap of {fn_name(f)}: keyword arguments ({', '.join(kwargs)}) are "
                             "not mapped; pass them positionally (in_axes says which are batched), or "
                             "fix them with functools.partial to leave them unbatched")
         leaves, in_tree = tree_flatten(args)
@@ -79,9 +81,9 @@ def vmap(f, in_axes=0, out_axes=0):
             vals.append(x)
             avals.append(a)
         if len(sizes) != 1:
-            raise ValueError(f"vmap of {_fn_name(f)}: batched arguments must share one batch "
+            raise ValueError(f"vmap of {fn_name(f)}: batched arguments must share one batch "
                              f"size, got sizes {sorted(sizes)}" if sizes else
-                             f"vmap of {_fn_name(f)}: no argument is batched (in_axes={in_axes!r})")
+                             f"vmap of {fn_name(f)}: no argument is batched (in_axes={in_axes!r})")
         size = sizes.pop()
         tree_box = []
 
@@ -107,15 +109,15 @@ def vmap(f, in_axes=0, out_axes=0):
                 raise ValueError("vmap: out_axes=None is not supported (outputs are batched)")
             nd = aval_of(o).ndim
             if not -nd <= ax < nd:
-                raise ValueError(f"fg.vmap of {_fn_name(f)}: out_axes {ax} is out of range for an "
+                raise ValueError(f"fg.vmap of {fn_name(f)}: out_axes {ax} is out of range for an "
                                  f"output with {nd - 1} dimension(s) plus the batch axis")
-            res.append(_to_numpy(_move(o, 0, ax % nd)))
+            res.append(to_numpy(_move(o, 0, ax % nd)))
         return tree_unflatten(out_tree, res)
-    vf.__name__ = f"vmap_of_{_fn_name(f)}"
+    vf.__name__ = f"vmap_of_{fn_name(f)}"
 
     def make_jit():
-        from .jit import jit
         return jit(vf)
-    tiered = functools.wraps(f, updated=())(_tiered(f, ("vmap", repr(in_axes), repr(out_axes)), make_jit, vf))
-    tiered.__name__ = vf.__name__
-    return tiered
+    vmapped = functools.wraps(f, updated=())(
+        tiered(f, ("vmap", repr(in_axes), repr(out_axes)), make_jit, vf))
+    vmapped.__name__ = vf.__name__
+    return vmapped

@@ -11,18 +11,21 @@ import contextlib
 import functools
 import inspect
 import os
+import re
 import threading
 import types
 
 import numpy as np
 
-from ._errors import KernelInterrupted, add_location, array_memory_error, loop_memory_error
-from .api import _Args, _trace_call, evaluate
-from .ir import Traced, sub_programs
-from .tiering import value_key
-from .transforms.scalarize import scalarize
-from .transforms.simplify import simplify
-from .tree_util import tree_flatten, tree_unflatten
+from .._errors import (FuncgradError, KernelInterrupted, add_location, array_memory_error,
+                       loop_memory_error)
+from ..ir import Traced, aval_of, sub_programs
+from ..tiering import set_loop_compiler, value_key
+from ..tracer import trace_flat
+from ..backend.scalarize import scalarize
+from ..transforms.simplify import simplify
+from ..tree_util import tree_flatten, tree_unflatten
+from .calls import Args, VjpPlan, evaluate, trace_call
 
 def prepare(prog):
     """The program as it is compiled: simplified, small arrays in loops made scalars."""
@@ -152,12 +155,12 @@ class Lowered:
     @property
     def source(self):
         if self._source is None:
-            from .backend.compile import generate
+            from ..backend.compile import generate
             self._source = generate(self.program)[1]
         return self._source
 
     def compile(self, parallel=False):
-        from .backend.compile import compile_program
+        from ..backend.compile import compile_program
         return compile_program(self.program, parallel)
 
 
@@ -222,7 +225,7 @@ class JitFunction:
         attribute recompiles; make the class a pytree to trace its arrays instead)."""
         return self if obj is None else types.MethodType(self, obj)
 
-    def _signature(self, a: _Args):
+    def _signature(self, a: Args):
         statics = tuple(s[1] for s in a.slots if not isinstance(s, int))
         if statics:            # by value, never by identity: a mutated static recompiles
             statics = value_key(statics)
@@ -232,9 +235,9 @@ class JitFunction:
 
     def lower(self, *args, **kwargs):
         """Trace and simplify for these arguments; `.source` is the generated code."""
-        a = _Args(self.f, args, kwargs, static_argnums=self.static_argnums,
+        a = Args(self.f, args, kwargs, static_argnums=self.static_argnums,
                   trace_numbers=(float, complex))
-        prog, consts, out_tree = _trace_call(self.f, a)
+        prog, consts, out_tree = trace_call(self.f, a)
         return Lowered(prepare(prog), out_tree)
 
     def __call__(self, *args, **kwargs):
@@ -250,7 +253,7 @@ class JitFunction:
             return evaluate(self.f, *args, **kwargs)
         if any(isinstance(x, Traced) for x in tree_flatten((args, kwargs))[0]):
             return self.f(*args, **kwargs)               # inside another transform: inline
-        a = _Args(self.f, args, kwargs, static_argnums=self.static_argnums,
+        a = Args(self.f, args, kwargs, static_argnums=self.static_argnums,
                   trace_numbers=(float, complex))
         sig = self._signature(a)
         entry = self._entries.get(sig)
@@ -286,8 +289,8 @@ class JitFunction:
             entry.fast_keys.append(key)
 
     def _compile(self, a):
-        from .backend.compile import compile_program
-        prog, consts, out_tree = _trace_call(self.f, a)
+        from ..backend.compile import compile_program
+        prog, consts, out_tree = trace_call(self.f, a)
         prog = prepare(prog)
         _check_sizes(prog)
         compiled = compile_program(prog, self.parallel)
@@ -315,7 +318,6 @@ def _check_sizes(prog):
 def _first_run(entry, vals, f):
     """Run a new entry once; a Numba compilation failure becomes an error that names the
     equation and the user's line it came from (the generated line's nearest comment)."""
-    import re
     try:
         return entry.run(vals)
     except Exception as exc:
@@ -332,7 +334,6 @@ def _first_run(entry, vals, f):
             k = min(hit[-1], len(lines) - 1)
             comment = next((ln.strip() for ln in reversed(lines[:k + 1]) if ln.strip().startswith("#")), "")
             where_ = f" The failing generated line is {lines[k].strip()!r}, from {comment!r}."
-        from ._errors import FuncgradError
         raise FuncgradError(
             f"Numba could not compile the program of {getattr(f, '__name__', f)}.{where_} "
             "This is a funcgrad bug: please report it with the source from "
@@ -364,9 +365,8 @@ class VjpJit:
         self.f, self.has_aux, self._plans = f, has_aux, {}
 
     def __call__(self, *primals):
-        from .api import VjpPlan
-        from .backend.compile import compile_program
-        a = _Args(self.f, primals, {}, diff_argnums=tuple(range(len(primals))))
+        from ..backend.compile import compile_program
+        a = Args(self.f, primals, {}, diff_argnums=tuple(range(len(primals))))
         sig = (tuple(a.trees), tuple(a.avals()))
         hit = self._plans.get(sig)
         if hit is None:
@@ -378,3 +378,23 @@ class VjpJit:
             hit = self._plans[sig] = (plan, kernels)
         plan, (fwd, bwd) = hit
         return plan.run(a, fwd.run, bwd.run)
+
+
+def _compile_loop(prim, args, params):
+    """Run one loop equation met while interpreting as a compiled kernel (tiering's long-loop
+    hook); None when jit is disabled in this thread or the loop cannot be compiled."""
+    if _disabled:
+        return None
+    try:
+        from ..backend.compile import compile_program
+        arrays = [np.asarray(a) for a in args]
+        prog, _ = trace_flat(lambda *a: list(prim.bind(*a, **params)),
+                             [aval_of(a) for a in arrays])
+        kernel = compile_program(prepare(prog))
+        outs = kernel(*[a[()] if a.ndim == 0 else a for a in arrays])
+    except Exception:        # compiling is only an optimisation here: keep interpreting
+        return None
+    return tuple(np.asarray(o) for o in outs)
+
+
+set_loop_compiler(_compile_loop)

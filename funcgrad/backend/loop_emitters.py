@@ -12,7 +12,8 @@ the body does array work, every POLL_EVERY steps when it is scalar code.
 from __future__ import annotations
 
 from ..ir import split_list as _split
-from .codegen import STRUCTURED, dtype_text
+from .codegen import dtype_text
+from .lowerings import LOWERINGS, Lowering, lowering
 
 TAPE_START = 16     # initial tape capacity in steps; doubles when full
 POLL_EVERY = 1024   # steps between Ctrl-C checks in loops whose body is scalar code
@@ -21,7 +22,7 @@ POLL_EVERY = 1024   # steps between Ctrl-C checks in loops whose body is scalar 
 def _heavy(*progs):
     """Whether a step does array work or runs inner loops (microseconds or more): then the
     loop checks for Ctrl-C every step (5 ns), else every POLL_EVERY steps."""
-    return any(v.aval.ndim > 0 or e.prim.name in STRUCTURED
+    return any(v.aval.ndim > 0 or lowering(e.prim).structured is not None
                for p in progs for e in p.eqns for v in e.outputs)
 
 
@@ -236,5 +237,7 @@ def _sweep(gen, bwd, taped, acc, cts, res_src, consts, steps, pre):
     src.depth -= 1
 
 
-STRUCTURED.update({"while_loop": emit_while, "scan": emit_scan, "cond": emit_cond,
-                   "while_grad": emit_while_grad})
+LOWERINGS.update({"while_loop": Lowering(structured=emit_while),
+                  "scan": Lowering(structured=emit_scan),
+                  "cond": Lowering(structured=emit_cond),
+                  "while_grad": Lowering(structured=emit_while_grad)})

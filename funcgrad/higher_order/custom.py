@@ -18,14 +18,14 @@ import threading
 
 import numpy as np
 
-from . import ir
-from .interpreter import eval_program
-from ._errors import ShapeError
-from .ir import Aval, Eqn, Lit, Program, Traced, Var, aval_of
-from .primitives.base import convert, define
-from .primitives.special import custom_vjp_p, pure_callback_p, remat_barrier, stop_gradient_p
-from .transforms.vjp import active_vars, backward_pass, forward_pass
-from .tree_util import keystr, tree_flatten, tree_flatten_with_path, tree_map, tree_unflatten
+from .._errors import ShapeError
+from ..interpreter import eval_program
+from ..ir import Aval, Eqn, Program, Traced, Var, aval_of
+from ..primitives.base import convert, define
+from ..primitives.special import custom_vjp_p, pure_callback_p, remat_barrier, stop_gradient_p
+from ..tracer import trace_flat
+from ..transforms.vjp import active_vars, backward_pass, forward_pass, vjp_program
+from ..tree_util import keystr, tree_flatten, tree_flatten_with_path, tree_map, tree_unflatten
 
 __all__ = ["stop_gradient", "custom_vjp", "custom_jvp", "checkpoint", "checkpoint_name",
            "checkpoint_policies", "pure_callback"]
@@ -193,7 +193,6 @@ class custom_jvp:
         self._vjp = None
 
     def defjvp(self, rule):
-        from .api import vjp
         nd = self.nondiff_argnums
         fun = self.fun
 
@@ -215,7 +214,7 @@ class custom_jvp:
             def tangent_map(*ts):
                 return rule(tuple(merge(diff, nondiff)), tuple(merge(list(ts), [None] * len(nondiff))))[1]
             zeros = [tree_map(lambda a: a * 0.0, d) for d in diff]
-            return vjp(tangent_map, *zeros)[1](ct)
+            return _vjp_of(tangent_map, zeros, ct)
 
         self._vjp = custom_vjp(fun, nondiff_argnums=nd).defvjp(fwd, bwd)
         self._rule = rule
@@ -226,6 +225,36 @@ class custom_jvp:
             raise TypeError(f"custom_jvp function {self.__name__} has no rule: call "
                             ".defjvp(rule) first")
         return self._vjp(*args)
+
+
+def _vjp_of(fn, primals, ct):
+    """The cotangents of fn's arguments at `primals` given the cotangent `ct` of its output:
+    reverse mode (transforms/vjp.py) of fn traced there, evaluated at once (staged into the
+    enclosing trace when ct is traced)."""
+    leaves, in_tree = tree_flatten(list(primals))
+    box = []
+
+    def flat(*xs):
+        out_leaves, out_tree = tree_flatten(fn(*tree_unflatten(in_tree, list(xs))))
+        box.append(out_tree)
+        return out_leaves
+    avals = [Aval((), np.asarray(x).dtype, weak=True) if type(x) in (int, float, complex)
+             else aval_of(x) for x in leaves]
+    prog, consts = trace_flat(flat, avals)
+    ct_leaves, ct_tree = tree_flatten(ct)
+    if ct_tree != box[0]:
+        raise ValueError(f"custom_jvp: the cotangent has structure {ct_tree!r}, the function's "
+                         f"output {box[0]!r}")
+    floats = [o.aval.is_float for o in prog.outs]
+    for i, (c, o) in enumerate(zip(ct_leaves, prog.outs)):
+        if aval_of(c).shape != o.aval.shape:
+            raise ValueError(f"custom_jvp: cotangent {i} has shape {aval_of(c).shape}, but the "
+                             f"rule's tangent output {i} has shape {o.aval.shape}")
+    cts = [c if aval_of(c).dtype == o.aval.dtype else convert(c, o.aval.dtype)
+           for c, o, f in zip(ct_leaves, prog.outs, floats) if f]
+    joint = vjp_program(prog, [False] * len(consts) + [True] * len(leaves), floats)
+    grads = eval_program(joint, *consts, *leaves, *cts)[len(prog.outs):]
+    return tuple(tree_unflatten(in_tree, list(grads)))
 
 
 def checkpoint(f, policy=None):
@@ -247,7 +276,7 @@ def checkpoint(f, policy=None):
 # ---- checkpoint policies ----------------------------------------------------------------------
 
 checkpoint_name_p = define(
-    "checkpoint_name", impl=lambda x, *, name: x, abstract=lambda a, *, name: a, numba="{0}",
+    "checkpoint_name", impl=lambda x, *, name: x, abstract=lambda a, *, name: a, elementwise=True,
     vjp=lambda ct, x, *, out, name: (ct,),
     batch=lambda ins, fl, size, *, name: checkpoint_name_p.bind(ins[0], name=name),
     doc="Identity that names a value for a checkpoint policy (save_only_these_names). Only "
@@ -362,8 +391,6 @@ def _checkpoint_with_policy(f, policy):
     remat_barrier, so it happens there and is never merged with the forward) and apply the
     vjp rules. Values f closes over from an enclosing transform are inputs too (they get
     their cotangents)."""
-    from .tracer import trace_flat
-
     @functools.wraps(f, updated=())
     def wrapped(*args, **kwargs):
         leaves, in_tree = tree_flatten((args, kwargs))

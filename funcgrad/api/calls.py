@@ -1,32 +1,36 @@
-"""The public transforms: make_ir, grad, value_and_grad, vjp.
+"""Arguments in, results out: what every public entry point (grad, vjp, jit, jacfwd, vmap...)
+does around the transform it applies.
 
-Ties the tracer, the transforms and the interpreter together: flattens pytree arguments,
-decides which leaves are traced (arrays, and numbers being differentiated) and which are static
-(other Python values of arguments not being differentiated), checks inputs and outputs with
-clear errors, and converts results to NumPy (NumPy scalars for 0-d).
+Flattens pytree arguments and decides which leaves are traced (arrays, and numbers being
+differentiated) and which are static (other Python values of arguments not being
+differentiated), checks inputs and outputs with clear errors, traces the call (`trace_call`),
+holds the traced vjp of one signature (`VjpPlan`), and converts results to NumPy (NumPy scalars
+for 0-d). The lowest module of the public API: gradients, derivatives, vmap and jit share it by
+these public names, and it imports none of them.
 """
 from __future__ import annotations
 
-import functools
 import inspect
 
 import numpy as np
 
-from ._errors import IntegerInputError, NonScalarOutputError, SourceInfo, UnsupportedDtypeError
-from .interpreter import eval_program
-from .ir import Aval, Traced, aval_of
-from .tracer import trace_flat
-from .transforms.vjp import split_program, vjp_program
-from .tree_util import keystr, tree_flatten, tree_flatten_with_path, tree_unflatten
+from .._errors import IntegerInputError, NonScalarOutputError, SourceInfo, UnsupportedDtypeError
+from ..interpreter import eval_program
+from ..ir import Aval, Traced, aval_of
+from ..primitives.base import convert
+from ..tracer import trace_flat
+from ..transforms.vjp import split_program, vjp_program
+from ..tree_util import keystr, tree_flatten, tree_flatten_with_path, tree_unflatten
 
-__all__ = ["make_ir", "grad", "value_and_grad", "vjp"]
+__all__ = ["Args", "VjpPlan", "argnums_tuple", "arg_names", "check_scalar_output", "evaluate",
+           "fn_name", "fn_where", "split_out_aux", "to_numpy", "trace_call", "unflatten_grads"]
 
 
-def _fn_name(f):
+def fn_name(f):
     return getattr(f, "__name__", type(f).__name__)
 
 
-def _fn_where(f):
+def fn_where(f):
     """' (defined at file:line)' for a Python function, else ''."""
     code = getattr(inspect.unwrap(f), "__code__", None)
     if code is None:
@@ -34,7 +38,7 @@ def _fn_where(f):
     return f" (defined at {SourceInfo(code.co_filename, code.co_firstlineno, code.co_name).long()})"
 
 
-def _arg_names(f, nargs):
+def arg_names(f, nargs):
     try:
         params = list(inspect.signature(f).parameters.values())
     except (TypeError, ValueError):
@@ -49,12 +53,12 @@ def _arg_names(f, nargs):
     return names
 
 
-def _argnums_tuple(argnums, nargs, f):
+def argnums_tuple(argnums, nargs, f):
     single = isinstance(argnums, (int, np.integer))
     nums = (int(argnums),) if single else tuple(int(a) for a in argnums)
     for a in nums:
         if not -nargs <= a < nargs:
-            raise ValueError(f"argnums={argnums!r} but {_fn_name(f)} was called with {nargs} "
+            raise ValueError(f"argnums={argnums!r} but {fn_name(f)} was called with {nargs} "
                              "positional argument(s)")
     return tuple(a % nargs for a in nums), single
 
@@ -63,11 +67,11 @@ def _is_array_like(x):
     return isinstance(x, (Traced, np.ndarray, np.generic))
 
 
-class _Args:
+class Args:
     """Flattened call arguments: traced leaves (with labels), static leaves, and how to rebuild."""
 
     def __init__(self, f, args, kwargs, diff_argnums=(), static_argnums=(), trace_numbers=()):
-        names = _arg_names(f, len(args))
+        names = arg_names(f, len(args))
         self.tree_args = []
         self.dyn_vals, self.labels, self.diff_mask = [], [], []
         self.slots = []          # per leaf: index into dyn_vals, or ("static", value)
@@ -102,13 +106,13 @@ class _Args:
         for, or a clear refusal where converting would change the meaning (a mask, np.matrix)."""
         if isinstance(x, np.ma.MaskedArray):
             raise UnsupportedDtypeError(
-                f"{_fn_name(f)}: argument {label} is a masked array; funcgrad would lose its mask. "
+                f"{fn_name(f)}: argument {label} is a masked array; funcgrad would lose its mask. "
                 f"Pass {label.split('[')[0]}.filled(value), or the data and the mask as two "
                 "arguments and use fnp.where(mask, fill, x) inside the function (np.ma.getdata "
                 "ignores the mask on purpose).")
         if isinstance(x, np.matrix):
             raise UnsupportedDtypeError(
-                f"{_fn_name(f)}: argument {label} is an np.matrix, whose * is a matrix product; "
+                f"{fn_name(f)}: argument {label} is an np.matrix, whose * is a matrix product; "
                 f"pass np.asarray({label.split('[')[0]}) and use @ for matrix products.")
         x = np.asarray(x)
         if not x.dtype.isnative:                # big-endian data: same values, native order
@@ -146,18 +150,18 @@ def _check_diff_leaf(f, leaf, label):
     elif isinstance(leaf, (float, complex)):
         return leaf
     else:
-        raise TypeError(f"{_fn_name(f)}: argument {label} is a {type(leaf).__name__}, which cannot "
+        raise TypeError(f"{fn_name(f)}: argument {label} is a {type(leaf).__name__}, which cannot "
                         "be differentiated; pass a float or a NumPy array, or leave it out of argnums")
     if dtype.kind not in "fc":
         raise IntegerInputError(
-            f"cannot differentiate {_fn_name(f)} with respect to argument {label}: it has dtype "
+            f"cannot differentiate {fn_name(f)} with respect to argument {label}: it has dtype "
             f"{dtype.name}, and only floating-point inputs have gradients. Pass a float array "
             f"(e.g. np.asarray({label.split('[')[0]}, dtype=float), or 3.0 instead of 3), or leave "
             "it out of argnums (PyTorch: requires_grad=False).")
     return leaf
 
 
-def _trace_call(f, a: _Args):
+def trace_call(f, a: Args):
     tree_box = []
 
     def flat_fn(*tracers):
@@ -167,7 +171,7 @@ def _trace_call(f, a: _Args):
         tree_box.append(td)
         for leaf in leaves:
             if not (_is_array_like(leaf) or isinstance(leaf, (int, float, complex, bool))):
-                raise TypeError(f"{_fn_name(f)} returned a {type(leaf).__name__}; outputs must be "
+                raise TypeError(f"{fn_name(f)} returned a {type(leaf).__name__}; outputs must be "
                                 "arrays, numbers, or containers (tuple/list/dict) of them")
         return leaves
 
@@ -175,7 +179,7 @@ def _trace_call(f, a: _Args):
     return prog, consts, tree_box[0]
 
 
-def _to_numpy(x):
+def to_numpy(x):
     """An interpreted result as the caller gets it: a NumPy scalar for 0-d, else a fresh copy
     (the interpreter may hand back an argument, a captured constant, a stored residual or a
     view of one; copying costs little next to interpreting)."""
@@ -187,53 +191,37 @@ def _to_numpy(x):
     return x.copy()
 
 
-def make_ir(f, static_argnums=()):
-    """Trace `f` and return its typed IR Program (prints readably).
-
-        >>> print(fg.make_ir(lambda x: fnp.sum(fnp.sin(x) ** 2))(np.ones(3)))
-        { lambda a:f64[3] . let b:f64[3] = sin a ... in ( d ) }
-    """
-    static = (static_argnums,) if isinstance(static_argnums, int) else tuple(static_argnums)
-
-    @functools.wraps(f, updated=())
-    def traced(*args, **kwargs):
-        a = _Args(f, args, kwargs, static_argnums=static, trace_numbers=(int, float, complex))
-        prog, consts, _ = _trace_call(f, a)
-        return prog
-    return traced
-
-
-def _split_out_aux(f, out_leaves, out_tree, has_aux):
+def split_out_aux(f, out_leaves, out_tree, has_aux):
     """(main output leaves, aux leaves, main tree, aux tree)."""
     if not has_aux:
         return out_leaves, [], out_tree, None
     if out_tree.node_type not in (tuple, list) or len(out_tree.children) != 2:
-        raise TypeError(f"has_aux=True requires {_fn_name(f)} to return a pair (output, aux); "
+        raise TypeError(f"has_aux=True requires {fn_name(f)} to return a pair (output, aux); "
                         f"it returned {out_tree!r}")
     main_tree, aux_tree = out_tree.children
     n = main_tree.num_leaves
     return out_leaves[:n], out_leaves[n:], main_tree, aux_tree
 
 
-def _check_scalar_output(f, prog, main_tree, has_aux):
+def check_scalar_output(f, prog, main_tree, has_aux):
     if main_tree.num_leaves != 1 or main_tree.node_type is not None:
         hint = "" if has_aux else " To return extra values, use has_aux=True and return (loss, aux)."
         raise NonScalarOutputError(
-            f"grad requires {_fn_name(f)}{_fn_where(f)} to return one scalar, but it returned "
+            f"grad requires {fn_name(f)}{fn_where(f)} to return one scalar, but it returned "
             f"a {main_tree!r}.{hint}")
     aval = prog.outs[0].aval
     if aval.size != 1:
         raise NonScalarOutputError(
-            f"grad requires {_fn_name(f)}{_fn_where(f)} to return a scalar (or one-element array), "
+            f"grad requires {fn_name(f)}{fn_where(f)} to return a scalar (or one-element array), "
             f"but it returned an array of shape {aval.shape}. For the gradient of a weighted sum "
             "of the outputs (PyTorch's y.backward(gradient=v)) use `out, f_vjp = fg.vjp(f, x); "
             "f_vjp(v)`; for a sum of outputs, return fnp.sum(...).")
     if not aval.is_float:
-        raise TypeError(f"grad requires {_fn_name(f)} to return a floating-point value; it "
+        raise TypeError(f"grad requires {fn_name(f)} to return a floating-point value; it "
                         f"returned dtype {aval.dtype.name}")
 
 
-def _unflatten_grads(a: _Args, grads, argnums):
+def unflatten_grads(a: Args, grads, argnums):
     """Input cotangents (flat, in traced-leaf order) -> one pytree per differentiated argument."""
     it = iter(grads)
     diff_positions = {i for i, d in enumerate(a.diff_mask) if d}
@@ -246,101 +234,6 @@ def _unflatten_grads(a: _Args, grads, argnums):
     return [per_arg[i] for i in argnums]
 
 
-def _hashable(argnums):
-    """argnums as a tiering key (a list becomes a tuple)."""
-    return tuple(argnums) if isinstance(argnums, list) else argnums
-
-
-def _tiered(f, kind, make_jit, interpreted):
-    """Run `interpreted` until f is hot for this signature, then its compiled form (tiering.py).
-    If compiling fails, that signature stays interpreted (which raises any user error)."""
-    from .tiering import _Tiers, run_tiered
-    local = _Tiers()           # used when f cannot carry its own (see TieringPolicy)
-
-    def call(*args, **kwargs):
-        return run_tiered(f, kind, make_jit, interpreted, args, kwargs, local)
-    return call
-
-
-def value_and_grad(f, argnums=0, has_aux=False):
-    """f and its gradient in one pass: returns (value, grad) or ((value, aux), grad).
-    Runs in the interpreter at first and compiles once hot (see funcgrad.tiering).
-
-        >>> fg.value_and_grad(lambda x: fnp.sum(x ** 2))(np.array([1.0, 2.0]))
-        (5.0, array([2., 4.]))
-    """
-    def make_jit():
-        from .jit import jit
-        return jit(_value_and_grad(f, argnums, has_aux))
-    vg = _tiered(f, ("value_and_grad", _hashable(argnums), has_aux), make_jit,
-                 _value_and_grad(f, argnums, has_aux))
-    vg = functools.wraps(f, updated=())(vg)
-    vg.__name__ = f"value_and_grad_of_{_fn_name(f)}"
-    return vg
-
-
-def _value_and_grad(f, argnums=0, has_aux=False):
-    @functools.wraps(f, updated=())
-    def value_and_grad_f(*args, **kwargs):
-        nums, single = _argnums_tuple(argnums, len(args), f)
-        a = _Args(f, args, kwargs, diff_argnums=nums)
-        prog, consts, out_tree = _trace_call(f, a)
-        main, aux, main_tree, aux_tree = _split_out_aux(f, prog.outs, out_tree, has_aux)
-        _check_scalar_output(f, prog, main_tree, has_aux)
-        wrt = [False] * len(consts) + a.diff_mask
-        joint = vjp_program(prog, wrt, [True] + [False] * len(aux))
-        ct = np.ones(prog.outs[0].aval.shape, prog.outs[0].aval.dtype)
-        res = eval_program(joint, *consts, *a.dyn_vals, ct)
-        n_out = len(prog.outs)
-        value = _to_numpy(res[0])
-        grads = _unflatten_grads(a, [_to_numpy(g) for g in res[n_out:]], nums)
-        g = grads[0] if single else tuple(grads)
-        if has_aux:
-            aux_val = tree_unflatten(aux_tree, [_to_numpy(x) for x in res[1:n_out]])
-            return (value, aux_val), g
-        return value, g
-    value_and_grad_f.__name__ = f"value_and_grad_of_{_fn_name(f)}"
-    return value_and_grad_f
-
-
-def grad(f, argnums=0, has_aux=False):
-    """Gradient of a scalar function with respect to argument(s) `argnums` (int or tuple).
-    Runs in the interpreter at first and compiles once hot (see funcgrad.tiering); the
-    compiled form computes the gradient only (the value is dead code there).
-
-        >>> fg.grad(lambda x: x ** 2)(3.0)
-        6.0
-    """
-    vg = _value_and_grad(f, argnums, has_aux)
-
-    def gradient(*args, **kwargs):
-        (val, g) = vg(*args, **kwargs)
-        return (g, val[1]) if has_aux else g
-
-    def make_jit():
-        from .jit import jit
-        return jit(gradient)
-    grad_f = functools.wraps(f, updated=())(
-        _tiered(f, ("grad", _hashable(argnums), has_aux), make_jit, gradient))
-    grad_f.__name__ = f"grad_of_{_fn_name(f)}"
-    return grad_f
-
-
-def vjp(f, *primals, has_aux=False):
-    """Evaluate f at primals and return (out, f_vjp) — plus aux if has_aux — where
-    f_vjp(ct) gives one cotangent per primal (PyTorch: out.backward(gradient=ct)).
-    Runs in the interpreter at first and compiles once hot (see funcgrad.tiering).
-
-        >>> y, f_vjp = fg.vjp(fnp.sin, np.zeros(3)); f_vjp(np.ones(3))
-        (array([1., 1., 1.]),)
-    """
-    def make_jit():
-        from .jit import VjpJit
-        return VjpJit(f, has_aux)
-    return _tiered(f, ("vjp", has_aux), make_jit, lambda *p: _vjp_interpreted(f, p, has_aux))(
-        *primals)
-
-
 class VjpPlan:
     """The traced vjp of f for one signature: forward program (primals -> outputs and
     residuals) and backward program (residuals and cotangents -> input cotangents)."""
@@ -348,9 +241,9 @@ class VjpPlan:
     def __init__(self, f, primals, has_aux):
         self.f, self.has_aux = f, has_aux
         self.nums = tuple(range(len(primals)))
-        self.args = a = _Args(f, primals, {}, diff_argnums=self.nums)
-        prog, self.consts, out_tree = _trace_call(f, a)
-        main, aux, self.main_tree, self.aux_tree = _split_out_aux(f, prog.outs, out_tree, has_aux)
+        self.args = a = Args(f, primals, {}, diff_argnums=self.nums)
+        prog, self.consts, out_tree = trace_call(f, a)
+        main, aux, self.main_tree, self.aux_tree = split_out_aux(f, prog.outs, out_tree, has_aux)
         self.n_main, self.n_out = len(main), len(prog.outs)
         ct_mask = [o.aval.is_float for o in main] + [False] * len(aux)
         joint = vjp_program(prog, [False] * len(self.consts) + a.diff_mask, ct_mask)
@@ -362,7 +255,7 @@ class VjpPlan:
         ct_leaves, ct_tree = tree_flatten(ct)
         if ct_tree != self.main_tree:
             raise ValueError(f"cotangent structure {ct_tree!r} does not match the output "
-                             f"structure {self.main_tree!r} of {_fn_name(self.f)}")
+                             f"structure {self.main_tree!r} of {fn_name(self.f)}")
         cts = []
         for i, (c, av) in enumerate(zip(ct_leaves, self.out_avals)):
             if not av.is_float:
@@ -370,9 +263,9 @@ class VjpPlan:
             cav = aval_of(c)
             if cav.shape != av.shape:
                 raise ValueError(f"cotangent {i} has shape {cav.shape}, but output {i} of "
-                                 f"{_fn_name(self.f)} has shape {av.shape}")
+                                 f"{fn_name(self.f)} has shape {av.shape}")
             cts.append(c if isinstance(c, Traced) and cav.dtype == av.dtype
-                       else _as_dtype(c, av.dtype))
+                       else convert(c, av.dtype))
         return cts
 
     def run(self, a, run_fwd, run_bwd):
@@ -382,29 +275,18 @@ class VjpPlan:
 
         def f_vjp(ct):
             grads = run_bwd(list(residuals) + self.cotangents(ct))
-            return tuple(_unflatten_grads(a, [_to_numpy(g) for g in grads], self.nums))
+            return tuple(unflatten_grads(a, [to_numpy(g) for g in grads], self.nums))
 
-        out = tree_unflatten(self.main_tree, [_to_numpy(o) for o in outs[:self.n_main]])
+        out = tree_unflatten(self.main_tree, [to_numpy(o) for o in outs[:self.n_main]])
         if self.has_aux:
-            aux = tree_unflatten(self.aux_tree, [_to_numpy(o) for o in outs[self.n_main:]])
+            aux = tree_unflatten(self.aux_tree, [to_numpy(o) for o in outs[self.n_main:]])
             return out, f_vjp, aux
         return out, f_vjp
-
-
-def _vjp_interpreted(f, primals, has_aux):
-    plan = VjpPlan(f, primals, has_aux)
-    return plan.run(plan.args, lambda vals: eval_program(plan.fwd, *vals),
-                    lambda vals: eval_program(plan.bwd, *vals))
-
-
-def _as_dtype(c, dtype):
-    from .primitives.base import convert
-    return convert(c, dtype)
 
 
 def evaluate(f, *args, **kwargs):
     """Trace f and run its program with the reference interpreter (what a compiled call
     computes; also gives traced-only features such as `.at[]` a plain-array entry point)."""
-    a = _Args(f, args, kwargs, trace_numbers=False)
-    prog, consts, out_tree = _trace_call(f, a)
-    return tree_unflatten(out_tree, [_to_numpy(o) for o in eval_program(prog, *consts, *a.dyn_vals)])
+    a = Args(f, args, kwargs, trace_numbers=False)
+    prog, consts, out_tree = trace_call(f, a)
+    return tree_unflatten(out_tree, [to_numpy(o) for o in eval_program(prog, *consts, *a.dyn_vals)])
