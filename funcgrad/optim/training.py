@@ -1,0 +1,119 @@
+"""fg.optim.fit: a whole training loop -- gradient, optimizer update, mini-batch selection --
+compiled as one kernel.
+
+    >>> result = fg.optim.fit(loss, params, fg.optim.adam(1e-2), steps=1000,
+    ...                       data=(X, y), batch_size=64)
+    >>> result.params, result.losses[-1]
+
+is the same computation as this loop written by hand, which is what it builds:
+
+    >>> opt = fg.optim.adam(1e-2)
+    >>> @fg.jit
+    ... def run(params, state, X, y, batches):          # batches: (steps, batch_size) indices
+    ...     def step(carry, idx):
+    ...         params, state = carry
+    ...         value, grads = fg.value_and_grad(loss)(params, X[idx], y[idx])
+    ...         updates, state = opt.update(grads, state, params)
+    ...         return (fg.optim.apply_updates(params, updates), state), value
+    ...     (params, state), losses = fg.scan(step, (params, state), batches)
+    ...     return params, state, losses
+"""
+from __future__ import annotations
+
+from typing import Any, NamedTuple
+
+import numpy as np
+
+from ..api.gradients import value_and_grad
+from ..api.jit import jit
+from ..higher_order.loops import scan
+from ..tree_util import tree_leaves, tree_map
+from .updates import apply_updates
+
+__all__ = ["fit", "FitResult", "batch_indices"]
+
+
+class FitResult(NamedTuple):
+    """What fit returns: the final parameters and optimizer state, the loss of every step
+    (evaluated at the parameters before that step's update), and with has_aux the auxiliary
+    output of every step, stacked."""
+    params: Any
+    opt_state: Any
+    losses: np.ndarray
+    aux: Any = None
+
+
+def batch_indices(n, batch_size, steps, seed=0):
+    """(steps, batch_size) row indices: each epoch a fresh permutation of range(n) from `seed`,
+    cut into n // batch_size batches (the last n % batch_size rows of an epoch are skipped, so
+    every batch has the same size)."""
+    if not 0 < batch_size <= n:
+        raise ValueError(f"fit: batch_size must be between 1 and the number of rows ({n}), "
+                         f"got {batch_size}")
+    per_epoch = n // batch_size
+    rng = np.random.default_rng(seed)
+    epochs = -(-steps // per_epoch)
+    rows = np.concatenate([rng.permutation(n)[:per_epoch * batch_size] for _ in range(epochs)])
+    return rows[:steps * batch_size].reshape(steps, batch_size)
+
+
+def _rows(data):
+    sizes = {np.shape(x)[0] if np.ndim(x) else None for x in tree_leaves(data)}
+    if len(sizes) != 1 or None in sizes:
+        raise ValueError("fit: every array in data needs the same leading (row) axis; got "
+                         f"leading sizes {sorted(map(str, sizes))}")
+    return sizes.pop()
+
+
+def fit(loss, params, optimizer, *, steps, data=None, batch_size=None, has_aux=False,
+        log_every=None, seed=0, opt_state=None):
+    """Run `steps` updates of `optimizer` on loss(params, *data) in one compiled loop.
+
+    data: a tuple of arrays sharing their leading axis (rows), passed to loss after params
+    (a single array or a dict is passed as one argument); None calls loss(params).
+    batch_size: each step uses that many rows, drawn without replacement, reshuffled every
+    epoch from `seed` (see batch_indices); None uses all rows every step.
+    log_every: print the mean loss every that many steps (the loop then runs in chunks of
+    that length, one compiled kernel reused for each).
+    opt_state: continue from this optimizer state instead of optimizer.init(params).
+    Returns a FitResult(params, opt_state, losses, aux).
+    """
+    steps = int(steps)
+    if steps < 0:
+        raise ValueError(f"fit: steps must be >= 0, got {steps}")
+    args = () if data is None else tuple(data) if isinstance(data, tuple) else (data,)
+    state = optimizer.init(params) if opt_state is None else opt_state
+    if batch_size is None:
+        batches = np.zeros((steps, 0), np.int64)
+    else:
+        batches = batch_indices(_rows(args), int(batch_size), steps, seed)
+    grad_fn = value_and_grad(loss, has_aux=has_aux)
+
+    @jit
+    def run(params, state, args, batches):
+        def step(carry, idx):
+            p, s = carry
+            batch = args if batch_size is None else tree_map(lambda x: x[idx], args)
+            value, grads = grad_fn(p, *batch)
+            updates, s = optimizer.update(grads, s, p)
+            return (apply_updates(p, updates), s), value
+        (p, s), values = scan(step, (params, state), batches)
+        return p, s, values
+
+    if steps == 0:
+        return FitResult(params, state, np.zeros(0))
+    chunk = steps if not log_every else max(1, int(log_every))
+    losses, auxes, done = [], [], 0
+    while done < steps:
+        n = min(chunk, steps - done)
+        params, state, values = run(params, state, args, batches[done:done + n])
+        value, aux = values if has_aux else (values, None)
+        losses.append(np.asarray(value))
+        auxes.append(aux)
+        done += n
+        if log_every:
+            print(f"fit: step {done}/{steps}: mean loss {np.mean(value):.6g}")
+    aux = None
+    if has_aux:
+        aux = tree_map(lambda *xs: np.concatenate([np.asarray(x) for x in xs]), *auxes)
+    return FitResult(params, state, np.concatenate(losses), aux)
