@@ -33,12 +33,13 @@ LAYERS = [
     ("ir", ["funcgrad.ir", "funcgrad.interpreter"]),
     ("primitives", ["funcgrad.primitives"]),
     ("tracer", ["funcgrad.tracer"]),
-    ("numpy", ["funcgrad.numpy"]),
+    ("numpy", ["funcgrad.numpy", "funcgrad.flatten_util"]),
     ("transforms", ["funcgrad.transforms"]),
     ("tiering", ["funcgrad.tiering"]),
     ("higher_order", ["funcgrad.higher_order"]),
     ("backend", ["funcgrad.backend"]),
-    ("api", ["funcgrad.api", "funcgrad.nn", "funcgrad.optim", "funcgrad.testing"]),
+    ("api", ["funcgrad.api", "funcgrad.nn", "funcgrad.optim", "funcgrad.scipy",
+             "funcgrad.testing"]),
     ("package", ["funcgrad"]),
 ]
 # The backend reads the IR and the primitive table only (and its own modules).
