@@ -15,8 +15,8 @@ import numpy as np
 
 from .._errors import UnsupportedDtypeError, UnsupportedFunctionError
 from ..ir import Traced
-from .base import (apply_elementwise, convert, define, dtype_or_pytype, elementwise_abstract,
-                   export, full, resolve_ufunc)
+from .base import (NAMESPACE, apply_elementwise, convert, define, dtype_or_pytype,
+                   elementwise_abstract, export, full, resolve_ufunc)
 
 LN2, LN10 = float(np.log(2.0)), float(np.log(10.0))
 ELEMENTWISE = {}   # name -> (primitive, ufunc, domain); read by tests
@@ -174,6 +174,23 @@ isnan, isinf, isfinite, signbit = (_ufunc(u) for u in (np.isnan, np.isinf, np.is
 bitwise_and, bitwise_or = _ufunc(np.bitwise_and), _ufunc(np.bitwise_or)
 bitwise_xor = _ufunc(np.bitwise_xor)
 invert = _ufunc(np.invert, aliases=("bitwise_not",))
+
+
+# ---- fmax, fmin: NaN-ignoring maximum/minimum ----------------------------------------------------
+
+def _nan_ignoring(strictly):
+    """a is selected over b: strictly larger (smaller), or b is NaN and a is not."""
+    return lambda a, b: logical_or(strictly(a, b), logical_and(isnan(b), logical_not(isnan(a))))
+
+
+fmax = _ufunc(np.fmax, select_vjp(_nan_ignoring(greater)))
+fmin = _ufunc(np.fmin, select_vjp(_nan_ignoring(less)))
+for _n, _w in (("fmax", "larger"), ("fmin", "smaller")):
+    NAMESPACE[_n].__doc__ = globals()[_n].__doc__ = (
+        f"np.{_n}: elementwise {_w} value, ignoring NaN (NaN only where both are NaN). The "
+        f"gradient goes to the {_w} operand, half to each at a tie, and, where one operand "
+        f"is NaN, to the other.\n\n        >>> fnp.{_n}(x, y)\n")
+del _n, _w
 
 
 # ---- select (where) -----------------------------------------------------------------------------

@@ -1,12 +1,12 @@
 """The rest of NumPy's numeric surface that autograd's numpy offers: differences (diff,
-gradient), signal helpers (convolve, correlate, interp, polyval, sinc), NaN-aware fmax/fmin
-and nan_to_num, closeness tests (isclose, allclose, array_equal, array_equiv), predicates
+gradient), signal helpers (convolve, correlate, interp, polyval, sinc), nan_to_num,
+closeness tests (isclose, allclose, array_equal, array_equiv), predicates
 (isposinf, isreal, ...) and the complex-part helpers on real arrays (imag, angle,
-real_if_close). Statistics, searchsorted and partition live in stats.py.
+real_if_close). Statistics and partition live in stats.py; the NaN-ignoring fmax/fmin are
+ufunc primitives in elementwise.py, searchsorted a primitive in reductions.py.
 
-New primitives: fmax and fmin (ufuncs defined with elementwise.py's `_ufunc`, so they join
-its table and tests); everything else is a composition, so its derivatives of every order come
-from existing rules. On plain arrays every function returns what NumPy does. Shape-determining
+Every function here is a composition, so its derivatives of every order come from existing
+rules. On plain arrays every function returns what NumPy does. Shape-determining
 arguments (n, edge_order, modes, axes) must be concrete.
 """
 from __future__ import annotations
@@ -16,15 +16,14 @@ import operator
 import numpy as np
 
 from ..ir import Traced, aval_of
-from .base import NAMESPACE, broadcast_to, convert, dtype_or_pytype, export, float_dtype, full
+from .base import broadcast_to, convert, dtype_or_pytype, export, float_dtype, full
 from .contract import contract
-from .elementwise import (_ufunc, absolute, clip, equal, greater, isfinite, isinf, isnan, less,
+from .elementwise import (absolute, clip, equal, greater, isfinite, isinf, isnan, less,
                           less_equal, logical_and, logical_not, logical_or, not_equal, signbit,
-                          select_vjp, sin, where)
+                          sin, where)
 from .indexing import getitem, slice_axis, take
-from .reductions import all as _all, argsort, sum as _sum
+from .reductions import all as _all, argsort, searchsorted, sum as _sum
 from .shape import _asarray, _axes_in_order, _axis, _static, _traced, concatenate, flip, reshape
-from .stats import searchsorted
 
 _NoValue = np._NoValue
 
@@ -35,22 +34,6 @@ def _shape(x):
 
 def _ndim(x):
     return aval_of(x).ndim
-
-
-# ---- fmax, fmin: NaN-ignoring maximum/minimum (ufunc primitives) ------------------------------
-
-def _nan_ignoring(strictly):
-    """a is selected over b: strictly larger (smaller), or b is NaN and a is not."""
-    return lambda a, b: logical_or(strictly(a, b), logical_and(isnan(b), logical_not(isnan(a))))
-
-
-fmax = _ufunc(np.fmax, select_vjp(_nan_ignoring(greater)))
-fmin = _ufunc(np.fmin, select_vjp(_nan_ignoring(less)))
-for _n, _w in (("fmax", "larger"), ("fmin", "smaller")):
-    NAMESPACE[_n].__doc__ = globals()[_n].__doc__ = (
-        f"np.{_n}: elementwise {_w} value, ignoring NaN (NaN only where both are NaN). The "
-        f"gradient goes to the {_w} operand, half to each at a tie, and, where one operand "
-        f"is NaN, to the other.\n\n        >>> fnp.{_n}(x, y)\n")
 
 
 # ---- differences ------------------------------------------------------------------------------

@@ -1,7 +1,7 @@
 """Reductions, cumulative ops and sorting.
 
-Primitives: reduce_max, reduce_min, reduce_prod, argmax, argmin, cumsum, cumprod, argsort
-(reduce_sum is in base.py). sum/mean/var/std/logsumexp/sort/all/any are compositions.
+Primitives: reduce_max, reduce_min, reduce_prod, argmax, argmin, cumsum, cumprod, argsort,
+searchsorted (reduce_sum is in base.py). sum/mean/var/std/logsumexp/sort/all/any are compositions.
 Gradient conventions: ties in max/min share the cotangent equally among the tied elements
 (`ct * (x == max) / count(x == max)`); prod uses products of the other elements, built from
 multiplications only (exact at zeros, to any order); cumprod's rule divides by x (inputs
@@ -21,8 +21,8 @@ from .base import (BatchRule, all_batched, broadcast_in_dim, broadcast_to, conve
                    shifted_batch, transpose as _transpose)
 from .elementwise import (equal, exp, isfinite, log, maximum as _elementwise_max,
                           minimum as _elementwise_min, sqrt, where)
-from .shape import concatenate, flip
-from .indexing import slice_axis, take_along_axis
+from .shape import _asarray, _traced, concatenate, flip
+from .indexing import slice_axis, take, take_along_axis
 
 
 def _kept(ndim, axes):
@@ -425,3 +425,31 @@ def sort(a, axis=-1, kind=None, order=None, stable=None):
         a, axis = ravel(a), 0
     return take_along_axis(a, argsort(a, axis), axis)
 
+
+# ---- searchsorted -------------------------------------------------------------------------------
+
+def _searchsorted_abstract(a, v, *, side):
+    if a.ndim != 1:
+        raise ValueError(f"searchsorted: the sorted array must be 1-D, got {a}")
+    return Aval(v.shape, np.intp)
+
+
+searchsorted_p = define(
+    "searchsorted", impl=lambda a, v, *, side: np.asarray(np.searchsorted(a, v, side=side)),
+    abstract=_searchsorted_abstract, differentiable=False)
+
+
+@export()
+def searchsorted(a, v, side="left", sorter=None):
+    """np.searchsorted: insertion indices of v into the sorted 1-D a (no gradient).
+
+        >>> fnp.searchsorted(edges, x, side="right")
+    """
+    if not _traced(a, v, sorter):
+        return np.searchsorted(a, v, side=side, sorter=sorter)
+    if side not in ("left", "right"):
+        raise ValueError(f"side must be 'left' or 'right' (got {side!r})")
+    a, v = _asarray(a), _asarray(v)
+    if sorter is not None:
+        a = take(a, _asarray(sorter))
+    return searchsorted_p.bind(a, v, side=side)

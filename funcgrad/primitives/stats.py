@@ -1,8 +1,8 @@
 """Statistics and order statistics: NaN-ignoring reductions (nansum ... nanstd), average, ptp,
-median, quantile, percentile, searchsorted, partition, argpartition, cov and corrcoef.
+median, quantile, percentile, partition, argpartition, cov and corrcoef.
 
-One new primitive, searchsorted (integer result, not differentiable); the rest are
-compositions of existing primitives. partition/argpartition return a full sort when traced.
+All of them are compositions of existing primitives (searchsorted is one, in reductions.py);
+partition/argpartition return a full sort when traced.
 
 Conventions: the nan* functions replace NaN entries with fnp.where before reducing, so the
 gradient at a NaN entry is 0 (and an all-NaN slice gives NaN, as NumPy). median and quantile
@@ -16,8 +16,8 @@ import operator
 
 import numpy as np
 
-from ..ir import Aval, Traced, aval_of
-from .base import (convert, define, export, normalize_axes, reshape as _reshape,
+from ..ir import Traced, aval_of
+from .base import (convert, export, normalize_axes, reshape as _reshape,
                    transpose as _transpose)
 from .contract import diagonal, dot
 from .elementwise import clip, isnan, logical_not, sqrt, where as _where
@@ -359,34 +359,7 @@ def percentile(a, q, axis=None, out=None, overwrite_input=False, method="linear"
     return _quantile_entry("percentile", a, q, axis, out, method, keepdims, weights, 100)
 
 
-# ---- searchsorted, partition ------------------------------------------------------------------
-
-def _searchsorted_abstract(a, v, *, side):
-    if a.ndim != 1:
-        raise ValueError(f"searchsorted: the sorted array must be 1-D, got {a}")
-    return Aval(v.shape, np.intp)
-
-
-searchsorted_p = define(
-    "searchsorted", impl=lambda a, v, *, side: np.asarray(np.searchsorted(a, v, side=side)),
-    abstract=_searchsorted_abstract, differentiable=False)
-
-
-@export()
-def searchsorted(a, v, side="left", sorter=None):
-    """np.searchsorted: insertion indices of v into the sorted 1-D a (no gradient).
-
-        >>> fnp.searchsorted(edges, x, side="right")
-    """
-    if not _traced(a, v, sorter):
-        return np.searchsorted(a, v, side=side, sorter=sorter)
-    if side not in ("left", "right"):
-        raise ValueError(f"side must be 'left' or 'right' (got {side!r})")
-    a, v = _asarray(a), _asarray(v)
-    if sorter is not None:
-        a = take(a, _asarray(sorter))
-    return searchsorted_p.bind(a, v, side=side)
-
+# ---- partition ------------------------------------------------------------------
 
 def _check_kth(a, kth, axis):
     a = _asarray(a)
