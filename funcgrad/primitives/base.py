@@ -103,11 +103,18 @@ def _has_traced_leaf(x):
     return isinstance(x, (list, tuple)) and any(_has_traced_leaf(e) for e in x)
 
 
+def as_array(seq):
+    """fnp.array(seq): a list or tuple holding traced values, stacked into one array. Looked up
+    in NAMESPACE when called: the stacking binds shape.py's concatenate, whose rules slice with
+    indexing.py, so neither this module nor indexing.py can import it."""
+    return NAMESPACE["array"](seq)
+
+
 def _accept_sequences(fn):
     """Wrap fn so that list/tuple arguments holding traced values become arrays first."""
     def wrapper(*args, **kwargs):
         if any(type(a) in (list, tuple) and _has_traced_leaf(a) for a in args):
-            args = [NAMESPACE["array"](a) if type(a) in (list, tuple) and _has_traced_leaf(a)
+            args = [as_array(a) if type(a) in (list, tuple) and _has_traced_leaf(a)
                     else a for a in args]
         return fn(*args, **kwargs)
     wrapper.__name__, wrapper.__qualname__ = fn.__name__, fn.__qualname__

@@ -11,12 +11,8 @@ import operator
 import numpy as np
 
 from ..ir import Traced, aval_of
-from ..tree_util import tree_leaves
 from .base import broadcast_to, convert, export, full
-
-
-def _has_tracer(obj):
-    return any(isinstance(x, Traced) for x in tree_leaves(obj))
+from .shape import has_tracer as _has_tracer, reshape, stack_nested
 
 
 @export()
@@ -25,11 +21,8 @@ def array(object, dtype=None, copy=True, ndmin=0):
 
         >>> fnp.array([x[0], 2 * x[1]])
     """
-    from .shape import reshape, stack
-    if isinstance(object, Traced):
-        out = object
-    elif isinstance(object, (list, tuple)) and _has_tracer(object):
-        out = stack([array(o) for o in object])
+    if isinstance(object, Traced) or (isinstance(object, (list, tuple)) and _has_tracer(object)):
+        out = stack_nested(object)
     else:
         return np.array(object, dtype=dtype, copy=copy, ndmin=ndmin)
     if dtype is not None:

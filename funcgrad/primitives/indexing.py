@@ -14,7 +14,8 @@ import numpy as np
 
 from .._errors import ConcretizationError, MutationError, user_frame, where
 from ..ir import Aval, Traced, aval_of
-from .base import batched, broadcast_to, convert, define, export, full, normalize_axes, shape_error
+from ..tree_util import tree_leaves
+from .base import as_array, batched, broadcast_to, convert, define, export, full, normalize_axes, shape_error
 
 _NEW, _ARR = ("new",), ("arr",)
 
@@ -89,10 +90,8 @@ def parse_index(shape, idx):
 
 def _as_index_array(lst):
     """A list used as an index: traced entries are stacked; [] is an empty integer array."""
-    from ..tree_util import tree_leaves
     if any(isinstance(v, Traced) for v in tree_leaves(lst)):
-        from .creation import array
-        return array(lst)
+        return as_array(lst)
     arr = np.asarray(lst)
     return arr.astype(np.intp) if arr.size == 0 else arr
 

@@ -18,6 +18,7 @@ import numpy as np
 
 from .._errors import ConcretizationError, MutationError, user_frame, where
 from ..ir import Aval, Traced, aval_of
+from ..tree_util import tree_leaves
 from .base import (broadcast_to as _broadcast_to, convert, define, export, next_axis, normalize_axes, plus1, reshape as _reshape, shape_error, shifted_batch, transpose as _transpose)
 
 
@@ -44,8 +45,7 @@ def _asarray(x):
     if isinstance(x, Traced):
         return x
     if _is_seq(x) and _traced(*x):
-        from .creation import array
-        return array(x)
+        return stack_nested(x)
     return np.asarray(x)
 
 
@@ -465,6 +465,21 @@ def stack(arrays, axis=0, out=None, *, dtype=None, casting="same_kind"):
     axis = _axis(axis, nd)
     return concatenate([expand_dims(a, axis) for a in arrays], axis=axis, dtype=dtype,
                        casting=casting)
+
+
+def has_tracer(obj):
+    """Whether any leaf of the pytree obj is traced."""
+    return any(isinstance(x, Traced) for x in tree_leaves(obj))
+
+
+def stack_nested(obj):
+    """What np.array makes of obj, where obj is traced or a (nested) list or tuple holding
+    traced values: those stacked into one traced array (fnp.array without dtype or ndmin)."""
+    if isinstance(obj, Traced):
+        return obj
+    if isinstance(obj, (list, tuple)) and has_tracer(obj):
+        return stack([stack_nested(o) for o in obj])
+    return np.array(obj)
 
 
 @export()
