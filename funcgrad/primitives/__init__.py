@@ -6,7 +6,7 @@ block with all its rules (batching included; base.py holds the shared rule maker
 other (elementwise <- shape <- indexing <- reductions <- contract), never the tracer.
 """
 from .base import LINALG, NAMESPACE, REGISTRY, define, export
-from . import (elementwise, shape, indexing, arrange, pad, reductions, contract,  # noqa: F401
-               linalg, linalg_compose, creation, ranges, misc, stats, special)  # noqa: F401,E401
+from . import (elementwise, shape, indexing, reductions, contract, linalg,  # noqa: F401
+               special)  # noqa: F401,E401
 
 __all__ = ["REGISTRY", "NAMESPACE", "LINALG", "define", "export"]

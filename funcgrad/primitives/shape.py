@@ -3,8 +3,9 @@
 Primitives defined here: concatenate and rev (flip). Reshape, transpose and broadcast_in_dim live
 in base.py because every family's rules use them; slicing and index arrays (gather, scatter) live
 in indexing.py. The rest of NumPy's shape API is written as compositions of those primitives
-(here, in arrange.py: split, roll, tile, repeat, diag, triu/tril, rot90, append/insert/delete,
-and in pad.py), so its derivatives, of every order, come from their few rules.
+(here, in funcgrad/numpy/_arrange.py: split, roll, tile, repeat, diag, triu/tril, rot90,
+append/insert/delete, and in funcgrad/numpy/_pad.py), so its derivatives, of every order, come
+from their few rules.
 
 Shape-determining arguments (split points, shifts, repeats, pad widths, insert/delete positions)
 must be concrete: a traced one raises ConcretizationError. On plain NumPy arrays every function

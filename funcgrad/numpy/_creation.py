@@ -11,8 +11,8 @@ import operator
 import numpy as np
 
 from ..ir import Traced, aval_of
-from .base import broadcast_to, convert, export, full
-from .shape import has_tracer as _has_tracer, reshape, stack_nested
+from ..primitives.base import broadcast_to, convert, export, full
+from ..primitives.shape import has_tracer as _has_tracer, reshape, stack_nested
 
 
 @export()

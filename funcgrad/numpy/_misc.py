@@ -2,8 +2,9 @@
 gradient), signal helpers (convolve, correlate, interp, polyval, sinc), nan_to_num,
 closeness tests (isclose, allclose, array_equal, array_equiv), predicates
 (isposinf, isreal, ...) and the complex-part helpers on real arrays (imag, angle,
-real_if_close). Statistics and partition live in stats.py; the NaN-ignoring fmax/fmin are
-ufunc primitives in elementwise.py, searchsorted a primitive in reductions.py.
+real_if_close). Statistics and partition live in _stats.py; the NaN-ignoring fmax/fmin are
+ufunc primitives in primitives/elementwise.py, searchsorted a primitive in
+primitives/reductions.py.
 
 Every function here is a composition, so its derivatives of every order come from existing
 rules. On plain arrays every function returns what NumPy does. Shape-determining
@@ -16,14 +17,14 @@ import operator
 import numpy as np
 
 from ..ir import Traced, aval_of
-from .base import broadcast_to, convert, dtype_or_pytype, export, float_dtype, full
-from .contract import contract
-from .elementwise import (absolute, clip, equal, greater, isfinite, isinf, isnan, less,
+from ..primitives.base import broadcast_to, convert, dtype_or_pytype, export, float_dtype, full
+from ..primitives.contract import contract
+from ..primitives.elementwise import (absolute, clip, equal, greater, isfinite, isinf, isnan, less,
                           less_equal, logical_and, logical_not, logical_or, not_equal, signbit,
                           sin, where)
-from .indexing import getitem, slice_axis, take
-from .reductions import all as _all, argsort, searchsorted, sum as _sum
-from .shape import _asarray, _axes_in_order, _axis, _static, _traced, concatenate, flip, reshape
+from ..primitives.indexing import getitem, slice_axis, take
+from ..primitives.reductions import all as _all, argsort, searchsorted, sum as _sum
+from ..primitives.shape import _asarray, _axes_in_order, _axis, _static, _traced, concatenate, flip, reshape
 
 _NoValue = np._NoValue
 

@@ -7,8 +7,8 @@ import operator
 import numpy as np
 
 from ..ir import Traced, aval_of
-from .base import broadcast_to as _broadcast_to, convert, export, full
-from .shape import _asarray, _slice, _static, _take, _traced, concatenate, flip
+from ..primitives.base import broadcast_to as _broadcast_to, convert, export, full
+from ..primitives.shape import _asarray, _slice, _static, _take, _traced, concatenate, flip
 
 
 # ---- pad -------------------------------------------------------------------------------------
@@ -55,7 +55,7 @@ def _value_pairs(values, ndim):
     if _traced(values):
         v = _asarray(values)
         v = _broadcast_to(v, (ndim, 2), force=True)
-        from .indexing import getitem
+        from ..primitives.indexing import getitem
         return lambda ax, side: getitem(v, (ax, side))
     pairs = _as_pairs(values, ndim)
     return lambda ax, side: pairs[ax][side]
@@ -73,8 +73,8 @@ def _fill(value, shape, dtype):
 
 
 def _median(x, axis):
-    from .reductions import sort
-    from .indexing import slice_axis
+    from ..primitives.reductions import sort
+    from ..primitives.indexing import slice_axis
     n = aval_of(x).shape[axis]
     s = sort(x, axis=axis)
     if n % 2:
@@ -84,7 +84,7 @@ def _median(x, axis):
 
 
 def _stat(mode, chunk, axis, dtype):
-    from . import reductions as r
+    from ..primitives import reductions as r
     if mode == "mean":
         out = r.mean(chunk, axis=axis, keepdims=True)
     elif mode == "median":
@@ -93,7 +93,7 @@ def _stat(mode, chunk, axis, dtype):
         fn = r.max if mode == "maximum" else r.min
         out = fn(chunk, axis=axis, keepdims=True)
     if np.dtype(dtype).kind in "iu" and aval_of(out).dtype.kind == "f":
-        from .elementwise import rint
+        from ..primitives.elementwise import rint
         out = rint(out)
     return convert(out, dtype)
 
@@ -156,7 +156,7 @@ def pad(array, pad_width, mode="constant", **kwargs):
             raise ValueError("reflect_type must be 'even' or 'odd', got "
                              f"{kwargs['reflect_type']!r}")
         # linear in x: NumPy's pad of the identity gives the matrix W with padded = W @ x
-        from .contract import LETTERS, contract
+        from ..primitives.contract import LETTERS, contract
         for ax, (b, a) in enumerate(widths):
             if b or a:
                 n = aval_of(x).shape[ax]
@@ -186,7 +186,7 @@ def pad(array, pad_width, mode="constant", **kwargs):
                 if side == 1:
                     ramp = flip(ramp, ax)
                 if np.dtype(dt).kind in "iu":
-                    from .elementwise import floor
+                    from ..primitives.elementwise import floor
                     ramp = floor(ramp)
                 parts.append(convert(ramp, dt))
             x = concatenate([p for p in (parts[0], x, parts[1]) if p is not None], axis=ax)

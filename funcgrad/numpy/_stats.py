@@ -1,7 +1,7 @@
 """Statistics and order statistics: NaN-ignoring reductions (nansum ... nanstd), average, ptp,
 median, quantile, percentile, partition, argpartition, cov and corrcoef.
 
-All of them are compositions of existing primitives (searchsorted is one, in reductions.py);
+All of them are compositions of existing primitives (searchsorted is one, in primitives/reductions.py);
 partition/argpartition return a full sort when traced.
 
 Conventions: the nan* functions replace NaN entries with fnp.where before reducing, so the
@@ -17,14 +17,14 @@ import operator
 import numpy as np
 
 from ..ir import Traced, aval_of
-from .base import (convert, export, normalize_axes, reshape as _reshape,
+from ..primitives.base import (convert, export, normalize_axes, reshape as _reshape,
                    transpose as _transpose)
-from .contract import diagonal, dot
-from .elementwise import clip, isnan, logical_not, sqrt, where as _where
-from .indexing import getitem, slice_axis, take
-from .reductions import (all as _all, argsort, max as _max, mean, min as _min, prod as _prod, sort,
+from ..primitives.contract import diagonal, dot
+from ..primitives.elementwise import clip, isnan, logical_not, sqrt, where as _where
+from ..primitives.indexing import getitem, slice_axis, take
+from ..primitives.reductions import (all as _all, argsort, max as _max, mean, min as _min, prod as _prod, sort,
                          sum as _sum, var as _var)
-from .shape import (_asarray, _axes_in_order, _axis, _static, _traced, broadcast_to,
+from ..primitives.shape import (_asarray, _axes_in_order, _axis, _static, _traced, broadcast_to,
                     concatenate, ravel, squeeze)
 
 _NoValue = np._NoValue

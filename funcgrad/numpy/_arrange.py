@@ -1,6 +1,6 @@
 """NumPy functions that rearrange arrays: split, roll, tile, repeat, diag, triu/tril, rot90,
-append, insert, delete. Compositions of shape.py and indexing.py primitives, so their
-derivatives of every order come from those rules. Shape-determining arguments must be concrete.
+append, insert, delete. Compositions of the primitives of primitives/shape.py and indexing.py,
+so their derivatives of every order come from those rules. Shape-determining arguments must be concrete.
 """
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ import operator
 import numpy as np
 
 from ..ir import aval_of
-from .base import broadcast_in_dim, convert, export, full, reshape as _reshape, transpose as _transpose
-from .shape import (_asarray, _axis, _slice, _static, _take, _traced, _where, concatenate, flip,
+from ..primitives.base import broadcast_in_dim, convert, export, full, reshape as _reshape, transpose as _transpose
+from ..primitives.shape import (_asarray, _axis, _slice, _static, _take, _traced, _where, concatenate, flip,
                     ravel, reshape)
 
 
@@ -207,13 +207,13 @@ def diag(v, k=0):
         m = av.shape[0]
         n = m + abs(k)
         rows, cols = np.arange(m) + max(0, -k), np.arange(m) + max(0, k)
-        from .indexing import at
+        from ..primitives.indexing import at
         return at(full((n, n), 0, av.dtype))[rows, cols].add(v)
     if av.ndim == 2:
         s0, s1 = av.shape
         m = max(0, min(s0 - max(0, -k), s1 - max(0, k)))
         rows, cols = np.arange(m) + max(0, -k), np.arange(m) + max(0, k)
-        from .indexing import getitem
+        from ..primitives.indexing import getitem
         return getitem(v, (rows, cols))
     raise ValueError("Input must be 1- or 2-d.")
 
@@ -312,7 +312,7 @@ def append(arr, values, axis=None):
 
 def _gather_flat(x, ids):
     """ravel(x)[ids] for a concrete integer array of flat positions."""
-    from .indexing import getitem
+    from ..primitives.indexing import getitem
     return getitem(ravel(x), np.asarray(ids, dtype=np.intp))
 
 
@@ -349,7 +349,7 @@ def insert(arr, obj, values, axis=None):
                        -1 - np.arange(v.size).reshape(v.shape), axis)
     ids = np.where(labels >= 0, labels, a.size - 1 - labels)
     src = concatenate([ravel(arr), ravel(convert(values, a.dtype))])
-    from .indexing import getitem
+    from ..primitives.indexing import getitem
     return getitem(src, np.asarray(ids, dtype=np.intp))
 
 

@@ -12,9 +12,9 @@ import operator
 import numpy as np
 
 from ..ir import Traced, aval_of
-from .base import broadcast_to, convert, export, reshape
-from .elementwise import absolute, log10, sign, where
-from .shape import _asarray, _static, moveaxis
+from ..primitives.base import broadcast_to, convert, export, reshape
+from ..primitives.elementwise import absolute, log10, sign, where
+from ..primitives.shape import _asarray, _static, moveaxis
 
 
 def _any_traced(*xs):
