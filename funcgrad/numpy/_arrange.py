@@ -10,7 +10,8 @@ import numpy as np
 
 from ..ir import aval_of
 from ..primitives.base import broadcast_in_dim, convert, export, full, reshape as _reshape, transpose as _transpose
-from ..primitives.shape import (_asarray, _axis, _slice, _static, _take, _traced, _where, concatenate, flip,
+from ._shape import _static
+from ..primitives.shape import (_asarray, _axis, _slice, _take, _traced, _where, concatenate, flip,
                     ravel, reshape)
 
 

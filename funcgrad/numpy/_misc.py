@@ -24,7 +24,8 @@ from ..primitives.elementwise import (absolute, clip, equal, greater, isfinite, 
                           sin, where)
 from ..primitives.indexing import getitem, slice_axis, take
 from ..primitives.reductions import all as _all, argsort, searchsorted, sum as _sum
-from ..primitives.shape import _asarray, _axes_in_order, _axis, _static, _traced, concatenate, flip, reshape
+from ..primitives.shape import _asarray, _axes_in_order, _axis, _traced, concatenate, flip, reshape
+from ._shape import _static
 
 _NoValue = np._NoValue
 

@@ -8,7 +8,8 @@ import numpy as np
 
 from ..ir import Traced, aval_of
 from ..primitives.base import broadcast_to as _broadcast_to, convert, export, full
-from ..primitives.shape import _asarray, _slice, _static, _take, _traced, concatenate, flip
+from ..primitives.shape import _asarray, _slice, _take, _traced, concatenate, flip
+from ._shape import _static
 
 
 # ---- pad -------------------------------------------------------------------------------------

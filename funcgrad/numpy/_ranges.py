@@ -14,7 +14,8 @@ import numpy as np
 from ..ir import Traced, aval_of
 from ..primitives.base import broadcast_to, convert, export, reshape
 from ..primitives.elementwise import absolute, log10, sign, where
-from ..primitives.shape import _asarray, _static, moveaxis
+from ..primitives.shape import _asarray, moveaxis
+from ._shape import _static
 
 
 def _any_traced(*xs):

@@ -24,8 +24,8 @@ from ..primitives.elementwise import clip, isnan, logical_not, sqrt, where as _w
 from ..primitives.indexing import getitem, slice_axis, take
 from ..primitives.reductions import (all as _all, argsort, max as _max, mean, min as _min, prod as _prod, sort,
                          sum as _sum, var as _var)
-from ..primitives.shape import (_asarray, _axes_in_order, _axis, _static, _traced, broadcast_to,
-                    concatenate, ravel, squeeze)
+from ..primitives.shape import _asarray, _axes_in_order, _axis, _traced, concatenate, ravel
+from ._shape import _static, broadcast_to, squeeze
 
 _NoValue = np._NoValue
 
