@@ -21,10 +21,10 @@ from ..primitives.base import (convert, export, normalize_axes, reshape as _resh
                    transpose as _transpose)
 from ..primitives.contract import diagonal, dot
 from ..primitives.elementwise import clip, isnan, logical_not, sqrt, where as _where
-from ..primitives.indexing import getitem, slice_axis, take
+from ..primitives.indexing import getitem, slice_axis
 from ..primitives.reductions import (all as _all, argsort, max as _max, mean, min as _min, prod as _prod, sort,
                          sum as _sum, var as _var)
-from ..primitives.shape import _asarray, _axes_in_order, _axis, _traced, concatenate, ravel
+from ..primitives.shape import _asarray, _axes_in_order, _axis, _traced, concatenate, ravel, take
 from ._shape import _static, broadcast_to, squeeze
 
 _NoValue = np._NoValue

@@ -21,8 +21,8 @@ from .base import (BatchRule, all_batched, broadcast_in_dim, broadcast_to, conve
                    shifted_batch, transpose as _transpose)
 from .elementwise import (equal, exp, isfinite, log, maximum as _elementwise_max,
                           minimum as _elementwise_min, sqrt, where)
-from .shape import _asarray, _traced, concatenate, flip
-from .indexing import slice_axis, take, take_along_axis
+from .indexing import slice_axis
+from .shape import _asarray, _traced, concatenate, flip, ravel, take, take_along_axis
 
 
 def _kept(ndim, axes):
@@ -371,7 +371,6 @@ def _cumulative(prim, npfn, a, axis, dtype):
     if not isinstance(a, Traced):
         return npfn(a, axis=axis, dtype=dtype)
     if axis is None:
-        from .shape import ravel
         a, axis = ravel(a), 0
     a = convert(a, dtype if dtype is not None else _sum_dtype(aval_of(a).dtype))
     axis = normalize_axes(axis, aval_of(a).ndim)[0]
@@ -407,7 +406,6 @@ def argsort(a, axis=-1, kind=None, order=None, stable=None):
     if not isinstance(a, Traced):
         return np.argsort(a, axis=axis, kind="stable")
     if axis is None:
-        from .shape import ravel
         a, axis = ravel(a), 0
     return argsort_p.bind(a, axis=normalize_axes(axis, aval_of(a).ndim)[0])
 
@@ -421,7 +419,6 @@ def sort(a, axis=-1, kind=None, order=None, stable=None):
     if not isinstance(a, Traced):
         return np.sort(a, axis=axis)
     if axis is None:
-        from .shape import ravel
         a, axis = ravel(a), 0
     return take_along_axis(a, argsort(a, axis), axis)
 

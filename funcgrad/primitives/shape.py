@@ -17,8 +17,10 @@ import numpy as np
 from .._errors import MutationError, user_frame, where
 from ..ir import Aval, Traced, aval_of
 from ..tree_util import tree_leaves
-from .base import (convert, define, export, next_axis, normalize_axes, plus1, reshape as _reshape,
-                   shape_error, shifted_batch, transpose as _transpose)
+from .base import (convert, define, dtype_or_pytype, export, next_axis, normalize_axes, plus1,
+                   reshape as _reshape, shape_error, shifted_batch, transpose as _transpose)
+from .elementwise import clip, remainder, where as where_
+from .indexing import _as_index_array, getitem, slice_axis
 
 
 # ---- helpers ------------------------------------------------------------------------------
@@ -65,23 +67,19 @@ def _axes_in_order(axes, ndim, name="axis"):
 
 
 def _slice(x, axis, start, stop, step=None):
-    from .indexing import slice_axis
     return slice_axis(x, axis, start, stop, step)
 
 
 def _take(x, idx, axis):
     """x indexed along `axis` by a concrete integer array (one gather)."""
-    from .indexing import getitem
     return getitem(x, (slice(None),) * axis + (np.asarray(idx, dtype=np.intp),))
 
 
 def _where(cond, x, y):
-    from .elementwise import where as where_
     return where_(cond, x, y)
 
 
 def result_dtype(*xs):
-    from .base import dtype_or_pytype
     return np.result_type(*[dtype_or_pytype(x) for x in xs])
 
 
@@ -186,7 +184,6 @@ def _concat_abstract(*avals, axis):
 
 
 def _concat_vjp(ct, *xs, out, axis):
-    from .indexing import slice_axis
     res, start = [], 0
     for x in xs:
         n = aval_of(x).shape[axis]
@@ -302,6 +299,80 @@ def flip(m, axis=None):
     if not isinstance(m, Traced):
         return np.flip(m, axes)
     return rev_p.bind(m, axes=axes)
+
+
+# ---- take, take_along_axis ---------------------------------------------------------------------
+# Gathers along one axis with NumPy's argument handling; here rather than in indexing.py because
+# they flatten with ravel (axis=None), and searchsorted's sorter uses take.
+
+def _index_operand(indices):
+    if isinstance(indices, Traced):
+        return indices
+    if isinstance(indices, list):
+        return _as_index_array(indices)
+    return np.asarray(indices)
+
+
+@export()
+def take(a, indices, axis=None, out=None, mode="raise"):
+    """np.take: elements at `indices` along `axis` (of the flattened array when axis is None);
+    indices may be traced. mode 'raise' (out-of-range concrete indices are an IndexError),
+    'wrap' or 'clip'.
+
+        >>> fnp.take(x, [0, 2], axis=1)
+    """
+    idx = _index_operand(indices)
+    if not isinstance(a, Traced) and not isinstance(idx, Traced):
+        return np.take(a, idx, axis=axis, out=out, mode=mode)
+    if out is not None:
+        raise MutationError(f"np.take(..., out=...) writes in place{where(user_frame())}; traced "
+                            "arrays are immutable. Use the return value instead.")
+    if axis is None:
+        a, axis = ravel(a), 0
+    nd = aval_of(a).ndim
+    axis = normalize_axes(axis, nd)[0]
+    n = aval_of(a).shape[axis]
+    if mode in ("wrap", "clip") and aval_of(idx).size:
+        if n == 0:
+            raise IndexError("cannot do a non-empty take from an empty axes.")
+        if isinstance(idx, Traced):
+            idx = remainder(idx, n) if mode == "wrap" else clip(idx, 0, n - 1)
+        else:
+            idx = np.mod(idx, n) if mode == "wrap" else np.clip(idx, 0, n - 1)
+    elif mode not in ("raise", "wrap", "clip", None):
+        raise ValueError(f"clipmode must be one of 'clip', 'raise', or 'wrap' (got {mode!r})")
+    return getitem(a, (slice(None),) * axis + (idx,))
+
+
+@export()
+def take_along_axis(arr, indices, axis=-1):
+    """np.take_along_axis (sorting indices, argmax with keepdims, ...); indices may be traced.
+
+        >>> fnp.take_along_axis(x, fnp.argsort(x, axis=1), axis=1)
+    """
+    indices = _index_operand(indices)
+    if not isinstance(arr, Traced) and not isinstance(indices, Traced):
+        return np.take_along_axis(arr, indices, axis=axis)
+    if aval_of(indices).dtype.kind not in "iu":
+        raise IndexError("`indices` must be an integer array")
+    shape = aval_of(arr).shape
+    if axis is None:
+        if aval_of(indices).ndim != 1:
+            raise ValueError("when axis=None, `indices` must have a single dimension.")
+        arr, axis, shape = ravel(arr), 0, (aval_of(arr).size,)
+    nd = len(shape)
+    axis = normalize_axes(axis, nd)[0]
+    ishape = aval_of(indices).shape
+    if len(ishape) != nd:
+        raise shape_error("take_along_axis: `indices` and `arr` must have the same number of "
+                          "dimensions")
+    idx = []
+    for d in range(nd):
+        if d == axis:
+            idx.append(indices)
+        else:
+            idx.append(np.arange(shape[d]).reshape([-1 if k == d else 1 for k in range(nd)]))
+    return getitem(arr, tuple(idx))
 
 
 __all__ = ["reshape", "ravel", "moveaxis", "expand_dims", "concatenate", "stack", "flip"]
