@@ -23,9 +23,10 @@ from ..primitives.elementwise import (absolute, clip, equal, greater, isfinite, 
                           less_equal, logical_and, logical_not, logical_or, not_equal, signbit,
                           sin, where)
 from ..primitives.indexing import getitem, slice_axis
-from ..primitives.reductions import all as _all, argsort, searchsorted, sum as _sum
+from ..primitives.reductions import argsort, searchsorted, sum as _sum
 from ..primitives.shape import (_asarray, _axes_in_order, _axis, _traced, concatenate, flip, reshape,
                                 take)
+from ._reductions import all as _all
 from ._shape import _static
 
 _NoValue = np._NoValue

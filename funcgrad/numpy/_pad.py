@@ -8,7 +8,12 @@ import numpy as np
 
 from ..ir import Traced, aval_of
 from ..primitives.base import broadcast_to as _broadcast_to, convert, export, full
+from ..primitives.contract import LETTERS, contract
+from ..primitives.elementwise import floor, rint
+from ..primitives.indexing import getitem, slice_axis
+from ..primitives.reductions import max as max_, min as min_
 from ..primitives.shape import _asarray, _slice, _take, _traced, concatenate, flip
+from ._reductions import mean, sort
 from ._shape import _static
 
 
@@ -56,7 +61,6 @@ def _value_pairs(values, ndim):
     if _traced(values):
         v = _asarray(values)
         v = _broadcast_to(v, (ndim, 2), force=True)
-        from ..primitives.indexing import getitem
         return lambda ax, side: getitem(v, (ax, side))
     pairs = _as_pairs(values, ndim)
     return lambda ax, side: pairs[ax][side]
@@ -74,8 +78,6 @@ def _fill(value, shape, dtype):
 
 
 def _median(x, axis):
-    from ..primitives.reductions import sort
-    from ..primitives.indexing import slice_axis
     n = aval_of(x).shape[axis]
     s = sort(x, axis=axis)
     if n % 2:
@@ -85,16 +87,14 @@ def _median(x, axis):
 
 
 def _stat(mode, chunk, axis, dtype):
-    from ..primitives import reductions as r
     if mode == "mean":
-        out = r.mean(chunk, axis=axis, keepdims=True)
+        out = mean(chunk, axis=axis, keepdims=True)
     elif mode == "median":
         out = _median(chunk, axis)
     else:
-        fn = r.max if mode == "maximum" else r.min
+        fn = max_ if mode == "maximum" else min_
         out = fn(chunk, axis=axis, keepdims=True)
     if np.dtype(dtype).kind in "iu" and aval_of(out).dtype.kind == "f":
-        from ..primitives.elementwise import rint
         out = rint(out)
     return convert(out, dtype)
 
@@ -157,7 +157,6 @@ def pad(array, pad_width, mode="constant", **kwargs):
             raise ValueError("reflect_type must be 'even' or 'odd', got "
                              f"{kwargs['reflect_type']!r}")
         # linear in x: NumPy's pad of the identity gives the matrix W with padded = W @ x
-        from ..primitives.contract import LETTERS, contract
         for ax, (b, a) in enumerate(widths):
             if b or a:
                 n = aval_of(x).shape[ax]
@@ -187,7 +186,6 @@ def pad(array, pad_width, mode="constant", **kwargs):
                 if side == 1:
                     ramp = flip(ramp, ax)
                 if np.dtype(dt).kind in "iu":
-                    from ..primitives.elementwise import floor
                     ramp = floor(ramp)
                 parts.append(convert(ramp, dt))
             x = concatenate([p for p in (parts[0], x, parts[1]) if p is not None], axis=ax)

@@ -22,9 +22,9 @@ from ..primitives.base import (convert, export, normalize_axes, reshape as _resh
 from ..primitives.contract import diagonal, dot
 from ..primitives.elementwise import clip, isnan, logical_not, sqrt, where as _where
 from ..primitives.indexing import getitem, slice_axis
-from ..primitives.reductions import (all as _all, argsort, max as _max, mean, min as _min, prod as _prod, sort,
-                         sum as _sum, var as _var)
+from ..primitives.reductions import argsort, max as _max, min as _min, prod as _prod, sum as _sum
 from ..primitives.shape import _asarray, _axes_in_order, _axis, _traced, concatenate, ravel, take
+from ._reductions import all as _all, mean, sort, var as _var
 from ._shape import _static, broadcast_to, squeeze
 
 _NoValue = np._NoValue
