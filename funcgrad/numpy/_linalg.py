@@ -11,12 +11,13 @@ import numpy as np
 
 from ..ir import aval_of
 from ..primitives.base import broadcast_to, convert, export, normalize_axes, reshape, transpose
-from ..primitives.contract import (cross as _cross, diagonal as _diagonal, matmul, outer as _outer,
-                       tensordot as _tensordot, trace as _trace)
+from ..primitives.contract import matmul
 from ..primitives.elementwise import absolute, multiply, not_equal, sqrt, where
 from ..primitives.linalg import LinAlgError, _as_float, _mT, _public, _square, inv, svdvals_p
 from ..primitives.reductions import max as _max, min as _min, sum as _sum
 from ..primitives.shape import moveaxis
+from ._contract import (cross as _cross, diagonal as _diagonal, outer as _outer,
+                        tensordot as _tensordot, trace as _trace)
 
 
 # ---- norms --------------------------------------------------------------------------------------

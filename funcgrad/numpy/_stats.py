@@ -19,11 +19,11 @@ import numpy as np
 from ..ir import Traced, aval_of
 from ..primitives.base import (convert, export, normalize_axes, reshape as _reshape,
                    transpose as _transpose)
-from ..primitives.contract import diagonal, dot
 from ..primitives.elementwise import clip, isnan, logical_not, sqrt, where as _where
 from ..primitives.indexing import getitem, slice_axis
 from ..primitives.reductions import argsort, max as _max, min as _min, prod as _prod, sum as _sum
 from ..primitives.shape import _asarray, _axes_in_order, _axis, _traced, concatenate, ravel, take
+from ._contract import diagonal, dot
 from ._reductions import all as _all, mean, sort, var as _var
 from ._shape import _static, broadcast_to, squeeze
 
