@@ -9,8 +9,8 @@ and constants are re-exported unchanged. On plain arrays these functions return 
 import numpy as _np
 
 from ..primitives import NAMESPACE as _NAMESPACE
-from . import (_arrange, _contract, _creation, _indexing, _linalg, _misc, _pad,  # noqa: F401
-               _ranges, _reductions, _shape, _stats, linalg)
+from . import (_arrange, _contract, _creation, _elementwise, _indexing, _linalg,  # noqa: F401
+               _misc, _pad, _ranges, _reductions, _shape, _stats, linalg)
 
 globals().update({k: v for k, v in _NAMESPACE.items() if not k.startswith("_")})
 
