@@ -1,6 +1,7 @@
 """NumPy functions that rearrange arrays: split, roll, tile, repeat, diag, triu/tril, rot90,
 append, insert, delete. Compositions of the primitives of primitives/shape.py and indexing.py,
-so their derivatives of every order come from those rules. Shape-determining arguments must be concrete.
+so their derivatives of every order come from those rules. Shape-determining arguments must be
+concrete.
 """
 from __future__ import annotations
 
@@ -9,10 +10,17 @@ import operator
 import numpy as np
 
 from ..ir import aval_of
-from ..primitives.base import broadcast_in_dim, convert, export, full, reshape as _reshape, transpose as _transpose
+from ..primitives.base import (broadcast_in_dim, convert, export, full, reshape as _reshape,
+                               transpose as _transpose)
+from ..primitives.elementwise import where as _where
+from ..primitives.indexing import at, getitem, slice_axis
+from ..primitives.shape import _asarray, _axis, _traced, concatenate, flip, ravel, reshape
 from ._shape import _static
-from ..primitives.shape import (_asarray, _axis, _slice, _take, _traced, _where, concatenate, flip,
-                    ravel, reshape)
+
+
+def _take(x, idx, axis):
+    """x indexed along `axis` by a concrete integer array (one gather)."""
+    return getitem(x, (slice(None),) * axis + (np.asarray(idx, dtype=np.intp),))
 
 
 # ---- split ----------------------------------------------------------------------------------
@@ -37,7 +45,7 @@ def _split(ary, indices_or_sections, axis, equal):
     axis = _axis(axis, nd)
     n = aval_of(ary).shape[axis]
     pts = _split_points(n, indices_or_sections, equal)
-    return [_slice(ary, axis, a, b) for a, b in zip(pts[:-1], pts[1:])]
+    return [slice_axis(ary, axis, a, b) for a, b in zip(pts[:-1], pts[1:])]
 
 
 @export()
@@ -129,7 +137,7 @@ def roll(a, shift, axis=None):
         n = shape[ax]
         s = sh % n if n else 0
         if s:
-            a = concatenate([_slice(a, ax, n - s, n), _slice(a, ax, 0, n - s)], axis=ax)
+            a = concatenate([slice_axis(a, ax, n - s, n), slice_axis(a, ax, 0, n - s)], axis=ax)
     return a
 
 
@@ -208,13 +216,11 @@ def diag(v, k=0):
         m = av.shape[0]
         n = m + abs(k)
         rows, cols = np.arange(m) + max(0, -k), np.arange(m) + max(0, k)
-        from ..primitives.indexing import at
         return at(full((n, n), 0, av.dtype))[rows, cols].add(v)
     if av.ndim == 2:
         s0, s1 = av.shape
         m = max(0, min(s0 - max(0, -k), s1 - max(0, k)))
         rows, cols = np.arange(m) + max(0, -k), np.arange(m) + max(0, k)
-        from ..primitives.indexing import getitem
         return getitem(v, (rows, cols))
     raise ValueError("Input must be 1- or 2-d.")
 
@@ -313,7 +319,6 @@ def append(arr, values, axis=None):
 
 def _gather_flat(x, ids):
     """ravel(x)[ids] for a concrete integer array of flat positions."""
-    from ..primitives.indexing import getitem
     return getitem(ravel(x), np.asarray(ids, dtype=np.intp))
 
 
@@ -350,7 +355,6 @@ def insert(arr, obj, values, axis=None):
                        -1 - np.arange(v.size).reshape(v.shape), axis)
     ids = np.where(labels >= 0, labels, a.size - 1 - labels)
     src = concatenate([ravel(arr), ravel(convert(values, a.dtype))])
-    from ..primitives.indexing import getitem
     return getitem(src, np.asarray(ids, dtype=np.intp))
 
 

@@ -12,7 +12,8 @@ from ..primitives.contract import LETTERS, contract
 from ..primitives.elementwise import floor, rint
 from ..primitives.indexing import getitem, slice_axis
 from ..primitives.reductions import max as max_, min as min_
-from ..primitives.shape import _asarray, _slice, _take, _traced, concatenate, flip
+from ..primitives.shape import _asarray, _traced, concatenate, flip
+from ._arrange import _take
 from ._reductions import mean, sort
 from ._shape import _static
 
@@ -177,7 +178,7 @@ def pad(array, pad_width, mode="constant", **kwargs):
                 if not w:
                     parts.append(None)
                     continue
-                edge = _slice(x, ax, 0, 1) if side == 0 else _slice(x, ax, n - 1, n)
+                edge = slice_axis(x, ax, 0, 1) if side == 0 else slice_axis(x, ax, n - 1, n)
                 if np.dtype(dt).kind not in "fc":
                     edge = convert(edge, np.float64)
                 end = ends(ax, side)
@@ -201,8 +202,8 @@ def pad(array, pad_width, mode="constant", **kwargs):
         lb, la = (n if ln is None or ln > n else int(ln) for ln in lengths[ax])
         if lb == 0 or la == 0:
             raise ValueError("stat_length of 0 yields no value for padding")
-        left = _stat(mode, _slice(x, ax, 0, lb), ax, dt)
-        right = left if lb == la == n else _stat(mode, _slice(x, ax, n - la, n), ax, dt)
+        left = _stat(mode, slice_axis(x, ax, 0, lb), ax, dt)
+        right = left if lb == la == n else _stat(mode, slice_axis(x, ax, n - la, n), ax, dt)
         cur = aval_of(x).shape
         parts = ([_broadcast_to(left, _shape_with(cur, ax, b), force=True)] if b else []) + [x] + \
                 ([_broadcast_to(right, _shape_with(cur, ax, a), force=True)] if a else [])

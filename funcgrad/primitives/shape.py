@@ -19,7 +19,7 @@ from ..ir import Aval, Traced, aval_of
 from ..tree_util import tree_leaves
 from .base import (convert, define, dtype_or_pytype, export, next_axis, normalize_axes, plus1,
                    reshape as _reshape, shape_error, shifted_batch, transpose as _transpose)
-from .elementwise import clip, remainder, where as where_
+from .elementwise import clip, remainder
 from .indexing import _as_index_array, getitem, slice_axis
 
 
@@ -64,19 +64,6 @@ def _axes_in_order(axes, ndim, name="axis"):
     if len(set(axes)) != len(axes):
         raise ValueError(f"repeated axis in `{name}` argument")
     return axes
-
-
-def _slice(x, axis, start, stop, step=None):
-    return slice_axis(x, axis, start, stop, step)
-
-
-def _take(x, idx, axis):
-    """x indexed along `axis` by a concrete integer array (one gather)."""
-    return getitem(x, (slice(None),) * axis + (np.asarray(idx, dtype=np.intp),))
-
-
-def _where(cond, x, y):
-    return where_(cond, x, y)
 
 
 def result_dtype(*xs):
