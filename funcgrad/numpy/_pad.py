@@ -7,12 +7,13 @@ import operator
 import numpy as np
 
 from ..ir import Traced, aval_of
-from ..primitives.base import broadcast_to as _broadcast_to, convert, export, full
+from ..primitives.base import (broadcast_to as _broadcast_to, convert, export, full, has_traced,
+                               numpy_fallback)
 from ..primitives.contract import LETTERS, contract
 from ..primitives.elementwise import floor, rint
 from ..primitives.indexing import getitem, slice_axis
 from ..primitives.reductions import max as max_, min as min_
-from ..primitives.shape import _asarray, _traced, concatenate, flip
+from ..primitives.shape import _asarray, concatenate, flip
 from ._arrange import _take
 from ._reductions import mean, sort
 from ._shape import _static
@@ -59,7 +60,7 @@ def _pad_widths(pad_width, ndim):
 
 def _value_pairs(values, ndim):
     """constant_values / end_values -> function (axis, side) -> scalar (maybe traced)."""
-    if _traced(values):
+    if has_traced(values):
         v = _asarray(values)
         v = _broadcast_to(v, (ndim, 2), force=True)
         return lambda ax, side: getitem(v, (ax, side))
@@ -107,6 +108,7 @@ _PAD_KWARGS = {"constant": {"constant_values"}, "edge": set(), "wrap": set(), "e
 
 
 @export()
+@numpy_fallback(np.pad, ("array", "kwargs"))
 def pad(array, pad_width, mode="constant", **kwargs):
     """np.pad. Modes: constant (constant_values, which may be traced), empty (zeros), edge, wrap,
     reflect and symmetric (reflect_type 'even' or 'odd'), linear_ramp (end_values), maximum,
@@ -114,8 +116,6 @@ def pad(array, pad_width, mode="constant", **kwargs):
 
         >>> fnp.pad(x, ((1, 1), (0, 2)), mode="reflect")
     """
-    if not _traced(array, kwargs):
-        return np.pad(array, pad_width, mode, **kwargs)
     if callable(mode):
         raise NotImplementedError("pad: a callable mode runs Python code that writes in place; "
                                   "it cannot be traced. Build the padding with fnp.concatenate.")

@@ -19,16 +19,16 @@ import numpy as np
 
 from .._errors import ConcretizationError, user_frame, where
 from ..ir import Traced, aval_of
-from ..primitives.base import (broadcast_to as _broadcast_to, export, normalize_axes,
-                               reshape as _reshape, transpose as _transpose)
+from ..primitives.base import (broadcast_to as _broadcast_to, export, has_traced, is_traced,
+                               normalize_axes, numpy_fallback, reshape as _reshape,
+                               transpose as _transpose)
 from ..primitives.indexing import getitem
-from ..primitives.shape import (_asarray, _axes_in_order, _axis, _traced, concatenate, flip,
-                                reshape)
+from ..primitives.shape import _asarray, _axes_in_order, _axis, concatenate, flip, reshape
 
 
 def _static(x, what):
     """Refuse a traced shape-determining argument with a clear message."""
-    if _traced(x):
+    if has_traced(x):
         raise ConcretizationError(
             f"{what} is a traced value{where(user_frame())}; it determines the shape of the "
             "result, so it must be known when the function is traced. Pass a Python int or a "
@@ -39,31 +39,32 @@ def _static(x, what):
 # ---- shape queries ------------------------------------------------------------------------
 
 @export("shape")
+@numpy_fallback(np.shape, check=is_traced)
 def shape_(a):
     """np.shape: the shape tuple (known while tracing).
 
         >>> fnp.shape(x)
     """
-    return aval_of(a).shape if isinstance(a, Traced) else np.shape(a)
+    return aval_of(a).shape
 
 
 @export("ndim")
+@numpy_fallback(np.ndim, check=is_traced)
 def ndim_(a):
     """np.ndim.
 
         >>> fnp.ndim(x)
     """
-    return aval_of(a).ndim if isinstance(a, Traced) else np.ndim(a)
+    return aval_of(a).ndim
 
 
 @export("size")
+@numpy_fallback(np.size, ("a",), check=is_traced)
 def size_(a, axis=None):
     """np.size (of the whole array, or along `axis`).
 
         >>> fnp.size(x, axis=0)
     """
-    if not isinstance(a, Traced):
-        return np.size(a, axis)
     av = aval_of(a)
     return av.size if axis is None else av.shape[_axis(axis, av.ndim)]
 
@@ -259,7 +260,7 @@ def hstack(tup, *, dtype=None, casting="same_kind"):
         >>> fnp.hstack([x, y])
     """
     tup = _as_tuple(tup)
-    if not _traced(*tup):
+    if not has_traced(*tup):
         return np.hstack(tup, dtype=dtype, casting=casting)
     arrs = [atleast_1d(a) for a in tup]
     axis = 0 if arrs and aval_of(arrs[0]).ndim == 1 else 1
@@ -273,7 +274,7 @@ def vstack(tup, *, dtype=None, casting="same_kind"):
         >>> fnp.vstack([x, y])
     """
     tup = _as_tuple(tup)
-    if not _traced(*tup):
+    if not has_traced(*tup):
         return np.vstack(tup, dtype=dtype, casting=casting)
     return concatenate([atleast_2d(a) for a in tup], axis=0, dtype=dtype, casting=casting)
 
@@ -285,7 +286,7 @@ def dstack(tup):
         >>> fnp.dstack([x, y])
     """
     tup = _as_tuple(tup)
-    if not _traced(*tup):
+    if not has_traced(*tup):
         return np.dstack(tup)
     return concatenate([atleast_3d(a) for a in tup], axis=2)
 
@@ -297,7 +298,7 @@ def column_stack(tup):
         >>> fnp.column_stack([x, y])
     """
     tup = _as_tuple(tup)
-    if not _traced(*tup):
+    if not has_traced(*tup):
         return np.column_stack(tup)
     arrs = []
     for a in tup:
@@ -322,13 +323,12 @@ def _block_depth(x, path=()):
 
 
 @export()
+@numpy_fallback(np.block, ("arrays",))
 def block(arrays):
     """np.block: assemble an array from nested lists of blocks.
 
         >>> fnp.block([[A, B], [C, D]])
     """
-    if not _traced(arrays):
-        return np.block(arrays)
     depth, max_nd = _block_depth(arrays)
     nd = max(depth, max_nd)
 

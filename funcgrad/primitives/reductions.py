@@ -18,12 +18,11 @@ import numpy as np
 
 from ..ir import Aval, Traced, aval_of
 from .base import (BatchRule, all_batched, broadcast_in_dim, broadcast_to, convert, define,
-                   export, full, next_axis, normalize_axes, plus1, reduce_sum, reduce_sum_p,
-                   reshape as _reshape,
-                   shifted_batch, transpose as _transpose)
+                   export, full, next_axis, normalize_axes, numpy_fallback, plus1, reduce_sum,
+                   reduce_sum_p, reshape as _reshape, shifted_batch, transpose as _transpose)
 from .elementwise import equal, maximum as _elementwise_max, minimum as _elementwise_min, where
 from .indexing import slice_axis
-from .shape import _asarray, _traced, concatenate, flip, ravel, take
+from .shape import _asarray, concatenate, flip, ravel, take
 
 
 def _kept(ndim, axes):
@@ -325,13 +324,12 @@ searchsorted_p = define(
 
 
 @export()
+@numpy_fallback(np.searchsorted, ("a", "v", "sorter"))
 def searchsorted(a, v, side="left", sorter=None):
     """np.searchsorted: insertion indices of v into the sorted 1-D a (no gradient).
 
         >>> fnp.searchsorted(edges, x, side="right")
     """
-    if not _traced(a, v, sorter):
-        return np.searchsorted(a, v, side=side, sorter=sorter)
     if side not in ("left", "right"):
         raise ValueError(f"side must be 'left' or 'right' (got {side!r})")
     a, v = _asarray(a), _asarray(v)

@@ -17,8 +17,8 @@ import numpy as np
 from .._errors import MutationError, user_frame, where
 from ..ir import Aval, Traced, aval_of
 from ..tree_util import tree_leaves
-from .base import (convert, define, dtype_or_pytype, export, next_axis, normalize_axes, plus1,
-                   reshape as _reshape, shape_error, shifted_batch, transpose as _transpose)
+from .base import (convert, define, dtype_or_pytype, export, has_traced, next_axis,
+                   normalize_axes, plus1, reshape as _reshape, shape_error, shifted_batch, transpose as _transpose)
 from .elementwise import clip, remainder
 from .indexing import _as_index_array, getitem, slice_axis
 
@@ -29,23 +29,11 @@ def _is_seq(x):
     return isinstance(x, (list, tuple))
 
 
-def _traced(*xs):
-    """Whether any argument is traced, looking inside lists, tuples and dicts."""
-    for x in xs:
-        if isinstance(x, Traced):
-            return True
-        if _is_seq(x) and _traced(*x):
-            return True
-        if isinstance(x, dict) and _traced(*x.values()):
-            return True
-    return False
-
-
 def _asarray(x):
     """Traced values pass through; a list holding traced values is stacked; else np.asarray."""
     if isinstance(x, Traced):
         return x
-    if _is_seq(x) and _traced(*x):
+    if _is_seq(x) and has_traced(*x):
         return stack_nested(x)
     return np.asarray(x)
 
@@ -200,7 +188,7 @@ def concatenate(arrays, axis=0, out=None, *, dtype=None, casting="same_kind"):
     if isinstance(arrays, Traced):      # a traced array is the sequence of its rows
         arrays = list(arrays)
     arrays = [_asarray(a) for a in arrays]
-    if not _traced(*arrays):
+    if not has_traced(*arrays):
         return np.concatenate(arrays, axis=axis, out=out, dtype=dtype, casting=casting)
     _no_out("concatenate", out)
     if axis is None:
@@ -238,7 +226,7 @@ def stack(arrays, axis=0, out=None, *, dtype=None, casting="same_kind"):
     if isinstance(arrays, Traced):
         arrays = list(arrays)
     arrays = [_asarray(a) for a in arrays]
-    if not _traced(*arrays):
+    if not has_traced(*arrays):
         return np.stack(arrays, axis=axis, out=out, dtype=dtype, casting=casting)
     _no_out("stack", out)
     shapes = {aval_of(a).shape for a in arrays}
