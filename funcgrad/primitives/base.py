@@ -1,7 +1,8 @@
 """Primitive registry and the structural core that every primitive family builds on.
 
 Owns: `define` (register a primitive), `export` (put a user-facing function into the
-`funcgrad.numpy` namespace), dtype promotion and broadcasting made explicit as equations
+`funcgrad.numpy` namespace), `numpy_fallback` (send calls without traced arguments to NumPy's
+own function), dtype promotion and broadcasting made explicit as equations
 (convert_element_type, broadcast_in_dim), and reshape/transpose/reduce_sum, which the
 rules of every other family use. Imports only funcgrad.ir and funcgrad._errors.
 
