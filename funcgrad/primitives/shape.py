@@ -18,7 +18,8 @@ from .._errors import MutationError, user_frame, where
 from ..ir import Aval, Traced, aval_of
 from ..tree_util import tree_leaves
 from .base import (convert, define, dtype_or_pytype, export, has_traced, next_axis,
-                   normalize_axes, plus1, reshape as _reshape, shape_error, shifted_batch, transpose as _transpose)
+                   normalize_axes, plus1, reshape as _reshape, shape_error, shifted_batch,
+                   transpose as _transpose)
 from .elementwise import clip, remainder
 from .indexing import _as_index_array, getitem, slice_axis
 
@@ -253,7 +254,7 @@ def stack_nested(obj):
     return np.array(obj)
 
 
-# ---- flip, rot90 ------------------------------------------------------------------------------
+# ---- flip -----------------------------------------------------------------------------------------
 
 rev_p = define("rev", impl=lambda x, *, axes: np.flip(x, axes),
                abstract=lambda a, *, axes: a,
