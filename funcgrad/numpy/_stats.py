@@ -342,7 +342,7 @@ def percentile(a, q, axis=None, out=None, overwrite_input=False, method="linear"
     return _quantile_entry("percentile", a, q, axis, out, method, keepdims, weights, 100)
 
 
-# ---- partition ------------------------------------------------------------------
+# ---- partition -------------------------------------------------------------------------------
 
 def _check_kth(a, kth, axis):
     a = _asarray(a)

@@ -2,10 +2,9 @@
 
 Primitives (each evaluated with the NumPy function of the same name, batched over leading
 dimensions): solve, inv, det, slogdet, cholesky, eigh, eigvalsh, svd, svdvals, pinv.
-norm, matrix_power, multi_dot and NumPy 2's aliases are compositions, in funcgrad/numpy/_linalg.py.
-Every vjp rule
-is written with funcgrad operations (matmul, solve, inv, where, ...), so derived programs can
-be differentiated again.
+norm, matrix_power, multi_dot and NumPy 2's aliases are compositions, in
+funcgrad/numpy/_linalg.py. Every vjp rule is written with funcgrad operations (matmul, solve,
+inv, where, ...), so derived programs can be differentiated again.
 
 Gradient conventions:
 * Symmetric inputs. eigh, eigvalsh, cholesky, and svd/pinv with hermitian=True read only one

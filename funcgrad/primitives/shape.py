@@ -254,7 +254,7 @@ def stack_nested(obj):
     return np.array(obj)
 
 
-# ---- flip -----------------------------------------------------------------------------------------
+# ---- flip --------------------------------------------------------------------------------
 
 rev_p = define("rev", impl=lambda x, *, axes: np.flip(x, axes),
                abstract=lambda a, *, axes: a,
@@ -277,7 +277,7 @@ def flip(m, axis=None):
     return rev_p.bind(m, axes=axes)
 
 
-# ---- take, take_along_axis ---------------------------------------------------------------------
+# ---- take, take_along_axis ---------------------------------------------------------------
 # Gathers along one axis with NumPy's argument handling; here rather than in indexing.py because
 # they flatten with ravel (axis=None), and searchsorted's sorter uses take.
 
