@@ -52,6 +52,7 @@ import numpy as np
 
 from . import ir
 from .ir import Program, Traced, Var
+from .tree_util import tree_flatten
 
 __all__ = ["policy", "TieringPolicy", "state_key", "value_key"]
 
@@ -448,7 +449,6 @@ def _signature(args, kwargs):
                 break
         else:
             return tuple(sig)
-    from .tree_util import tree_flatten
     leaves, tree = tree_flatten((args, kwargs))
     if any(isinstance(x, Traced) for x in leaves):
         raise TypeError("traced call: not tiered")      # inside another transform

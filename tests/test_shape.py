@@ -10,11 +10,12 @@ import pytest
 import funcgrad as fg
 import funcgrad.numpy as fnp
 from funcgrad.api import evaluate
-from funcgrad.primitives import arrange, pad, shape
+from funcgrad.numpy import _arrange as arrange, _pad as pad, _shape as np_shape
+from funcgrad.primitives import shape
 from funcgrad.tree_util import tree_flatten, tree_map
 from conftest import check_grads, rand
 
-SHAPE_FUNCTIONS = shape.__all__ + arrange.__all__ + pad.__all__
+SHAPE_FUNCTIONS = shape.__all__ + np_shape.__all__ + arrange.__all__ + pad.__all__
 
 V = rand((5,), seed=1)
 V4 = rand((4,), seed=2)
@@ -28,7 +29,8 @@ B = rand((2, 3, 4, 4), seed=9)
 C = np.arange(12.0).reshape(3, 4)          # a constant (never traced) NumPy operand
 CI = np.arange(8).reshape(2, 4)            # an integer constant
 
-# (id, fn(L, *args), args): every shape function of funcgrad/primitives/shape.py
+# (id, fn(L, *args), args): every shape function of funcgrad/primitives/shape.py and
+# funcgrad/numpy/_shape.py
 CASES = [
     # reshape and friends
     ("reshape", lambda L, a: L.reshape(a, (4, 3)), (M,)),

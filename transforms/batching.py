@@ -11,24 +11,20 @@ stacked — always correct, but it unrolls the batch, so common primitives have 
 """
 from __future__ import annotations
 
-from ..ir import Lit, Program, bind_staged, use_source
+from ..ir import Aval, Lit, Program, bind_staged, use_source
 from ..primitives.base import broadcast_in_dim
+from ..primitives.indexing import getitem
+from ..primitives.shape import moveaxis, stack
 from ..tracer import trace_flat
 
 __all__ = ["vmap_program", "batch_fallback", "move_to_front"]
 
 
-def _index(x, b):
-    from ..primitives.indexing import getitem
-    return getitem(x, b)
-
-
 def batch_fallback(prim, args, batched, size, params):
     """Apply `prim` example by example and stack the results along a new axis 0."""
-    from ..primitives.shape import stack
     rows = []
     for b in range(size):
-        ins = [_index(a, b) if f else a for a, f in zip(args, batched)]
+        ins = [getitem(a, b) if f else a for a, f in zip(args, batched)]
         rows.append(bind_staged(prim, *ins, **params))
     if prim.multiple_results:
         return [stack([r[k] for r in rows]) for k in range(len(rows[0]))]
@@ -37,7 +33,6 @@ def batch_fallback(prim, args, batched, size, params):
 
 def move_to_front(x, axis):
     """Transpose so that `axis` becomes axis 0."""
-    from ..primitives.shape import moveaxis
     return x if axis == 0 else moveaxis(x, axis, 0)
 
 
@@ -45,7 +40,6 @@ def vmap_program(prog: Program, batched, size, with_flags=False):
     """Batched program: inputs marked in `batched` get a leading axis of length `size`; every
     output is batched. With `with_flags`, outputs that do not depend on a batched input stay
     unbatched and the result is (program, flag per output)."""
-    from ..ir import Aval
 
     def body(*args):
         env, flags = {}, {}

@@ -44,6 +44,8 @@ import weakref
 import numpy as np
 
 from .. import _version
+from ..ir import Aval
+from ..primitives import REGISTRY
 
 __all__ = ["cache_dir", "clear_cache", "module_text", "load_kernel", "kernels", "KernelTable",
            "CacheWarning"]
@@ -178,7 +180,6 @@ def _dtype_lit(dt):
 
 
 def _aval_lit(a):
-    from ..ir import Aval
     if type(a) is not Aval:
         raise TypeError("output aval is not an Aval")
     return f"Aval({_lit(tuple(a.shape))}, {_dtype_lit(a.dtype)}{', True' if a.weak else ''})"
@@ -191,7 +192,6 @@ def module_text(source, impls):
              "import math", "import numba", "import numpy as np",
              "from funcgrad.backend import vecmath as _vm"]
     if impls:
-        from ..primitives import REGISTRY
         lines += ["from funcgrad.backend.codegen import objmode_call", "from funcgrad.ir import Aval",
                   "from funcgrad.primitives import REGISTRY", ""]
         try:

@@ -21,6 +21,7 @@ from . import cache
 from .._errors import KernelInterrupted
 from . import loop_emitters  # noqa: F401  (registers the loop and branch emitters)
 from .codegen import Generator, objmode_call
+from ..interpreter import eval_program
 from ..ir import Var
 
 def kernels_made():
@@ -58,7 +59,6 @@ def _uncompilable(dtype):
 
 
 def _interpreted(prog, why):
-    from ..interpreter import eval_program
     return Compiled(lambda *args: tuple(np.array(r) for r in eval_program(prog, *args)), [],
                     f"# not compiled ({why}): runs in funcgrad's interpreter\n", prog)
 

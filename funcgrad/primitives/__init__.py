@@ -2,11 +2,18 @@
 
 Owns the registry (`REGISTRY`, name -> Primitive) and the user-facing namespace tables
 (`NAMESPACE`, `LINALG`) that `funcgrad.numpy` re-exports. Each primitive is one `define(...)`
-block with all its rules (batching included; base.py holds the shared rule makers). Families import base.py and each
-other (elementwise <- shape <- indexing <- reductions <- contract), never the tracer.
+block with all its rules (batching included; base.py holds the shared rule makers), next to the
+function that binds it with NumPy's arguments (fnp.sum for reduce_sum, fnp.concatenate, ...) and
+the helpers its rules use. NumPy functions that define no primitive (fnp.mean, fnp.split,
+fnp.pad, fnp.einsum, ...) are compositions in funcgrad/numpy/.
+
+Families import base.py and each other at module level, in one direction (base <- elementwise,
+indexing <- shape <- reductions; base <- contract <- linalg; special), never the tracer or
+funcgrad.numpy. Lists holding traced values reach fnp.array through NAMESPACE when called
+(base.as_array), since fnp.array stacks with shape.py, which builds on indexing.py.
 """
 from .base import LINALG, NAMESPACE, REGISTRY, define, export
-from . import (elementwise, shape, indexing, arrange, pad, reductions, contract,  # noqa: F401
-               linalg, linalg_compose, creation, ranges, misc, stats, special)  # noqa: F401,E401
+from . import (elementwise, shape, indexing, reductions, contract, linalg,  # noqa: F401
+               special)  # noqa: F401,E401
 
 __all__ = ["REGISTRY", "NAMESPACE", "LINALG", "define", "export"]

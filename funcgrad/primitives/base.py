@@ -1,7 +1,8 @@
 """Primitive registry and the structural core that every primitive family builds on.
 
 Owns: `define` (register a primitive), `export` (put a user-facing function into the
-`funcgrad.numpy` namespace), dtype promotion and broadcasting made explicit as equations
+`funcgrad.numpy` namespace), `numpy_fallback` (send calls without traced arguments to NumPy's
+own function), dtype promotion and broadcasting made explicit as equations
 (convert_element_type, broadcast_in_dim), and reshape/transpose/reduce_sum, which the
 rules of every other family use. Imports only funcgrad.ir and funcgrad._errors.
 
@@ -11,6 +12,8 @@ Rules are written with funcgrad operations, so a derived program is differentiab
 """
 from __future__ import annotations
 
+import functools
+import inspect
 from functools import lru_cache
 
 import numpy as np
@@ -102,11 +105,18 @@ def _has_traced_leaf(x):
     return isinstance(x, (list, tuple)) and any(_has_traced_leaf(e) for e in x)
 
 
+def as_array(seq):
+    """fnp.array(seq): a list or tuple holding traced values, stacked into one array. Looked up
+    in NAMESPACE when called: the stacking binds shape.py's concatenate, whose rules slice with
+    indexing.py, so neither this module nor indexing.py can import it."""
+    return NAMESPACE["array"](seq)
+
+
 def _accept_sequences(fn):
     """Wrap fn so that list/tuple arguments holding traced values become arrays first."""
     def wrapper(*args, **kwargs):
         if any(type(a) in (list, tuple) and _has_traced_leaf(a) for a in args):
-            args = [NAMESPACE["array"](a) if type(a) in (list, tuple) and _has_traced_leaf(a)
+            args = [as_array(a) if type(a) in (list, tuple) and _has_traced_leaf(a)
                     else a for a in args]
         return fn(*args, **kwargs)
     wrapper.__name__, wrapper.__qualname__ = fn.__name__, fn.__qualname__
@@ -126,6 +136,64 @@ def export(*names, linalg=False):
 
 def is_traced(*xs):
     return any(isinstance(x, Traced) for x in xs)
+
+
+def has_traced(*xs):
+    """Whether any argument is traced, looking inside lists, tuples and dicts."""
+    for x in xs:
+        if isinstance(x, Traced):
+            return True
+        if isinstance(x, (list, tuple)) and has_traced(*x):
+            return True
+        if isinstance(x, dict) and has_traced(*x.values()):
+            return True
+    return False
+
+
+def numpy_fallback(np_fn, traced=None, *, check=has_traced):
+    """Decorator for a NumPy function written with funcgrad operations: unless check(arguments)
+    finds a traced value, the call goes to NumPy's own np_fn with the same arguments, so plain
+    arrays get exactly NumPy's answer. `traced` names the parameters to look at (default: every
+    argument given; a *args or **kwargs parameter contributes each of its values); `check` is
+    has_traced (looks inside lists, tuples and dicts) or is_traced (the values themselves).
+
+        >>> @export()
+        ... @numpy_fallback(np.tile, ("A", "reps"))
+        ... def tile(A, reps): ...         # only runs when A or reps holds a traced value
+    """
+    def deco(fn):
+        sig = inspect.signature(fn)
+        names = None if traced is None else tuple(traced)
+        if names is not None and not set(names) <= set(sig.parameters):
+            raise TypeError(f"numpy_fallback: {fn.__name__} has no parameter "
+                            f"{sorted(set(names) - set(sig.parameters))}")
+        star = {n: p.kind for n, p in sig.parameters.items()
+                if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD)}
+
+        def selected(args, kwargs):
+            if names is None:
+                return (*args, *kwargs.values())
+            bound = sig.bind(*args, **kwargs).arguments
+            values = []
+            for n in names:
+                if n not in bound:
+                    continue
+                if n not in star:
+                    values.append(bound[n])
+                else:
+                    v = bound[n]
+                    values.extend(v if star[n] is inspect.Parameter.VAR_POSITIONAL else v.values())
+            return values
+
+        @functools.wraps(fn, updated=())
+        def wrapper(*args, **kwargs):
+            try:
+                values = selected(args, kwargs)
+            except TypeError:                   # arguments fn does not take: fn's own error
+                return fn(*args, **kwargs)
+            return fn(*args, **kwargs) if check(*values) else np_fn(*args, **kwargs)
+        return wrapper
+    return deco
 
 
 def record(prim, *args, **params):

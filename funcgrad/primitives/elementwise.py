@@ -3,6 +3,9 @@
 Every primitive here wraps a NumPy ufunc: NumPy's own type resolution gives the output dtype,
 and `apply_elementwise` inserts the conversions and broadcasts explicitly, so the rules below
 only ever see operands of one shape and dtype. `domain` is where tests draw inputs from.
+Also here: power (x ** n becomes integer_pow), fmax/fmin, where (the select primitive) and clip
+(two wheres, used by take's clip mode); positive, real and round are in
+funcgrad/numpy/_elementwise.py.
 
 Gradient conventions at non-differentiable points (documented in docs/conventions.md):
 abs'(0) = 0; sign, floor, ceil, rint, trunc, comparisons have derivative 0; sqrt'(0) = inf;
@@ -13,10 +16,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._errors import UnsupportedDtypeError, UnsupportedFunctionError
-from ..ir import Traced
-from .base import (apply_elementwise, convert, define, dtype_or_pytype, elementwise_abstract,
-                   export, full, resolve_ufunc)
+from .._errors import UnsupportedFunctionError
+from ..ir import Aval, Traced, aval_of
+from .base import (NAMESPACE, apply_elementwise, broadcast_shapes, broadcast_to, convert, define,
+                   dtype_or_pytype, elementwise_abstract, export, full, is_traced, resolve_ufunc)
 
 LN2, LN10 = float(np.log(2.0)), float(np.log(10.0))
 ELEMENTWISE = {}   # name -> (primitive, ufunc, domain); read by tests
@@ -166,9 +169,25 @@ bitwise_xor = _ufunc(np.bitwise_xor)
 invert = _ufunc(np.invert, aliases=("bitwise_not",))
 
 
+# ---- fmax, fmin: NaN-ignoring maximum/minimum ----------------------------------------------------
+
+def _nan_ignoring(strictly):
+    """a is selected over b: strictly larger (smaller), or b is NaN and a is not."""
+    return lambda a, b: logical_or(strictly(a, b), logical_and(isnan(b), logical_not(isnan(a))))
+
+
+fmax = _ufunc(np.fmax, select_vjp(_nan_ignoring(greater)))
+fmin = _ufunc(np.fmin, select_vjp(_nan_ignoring(less)))
+for _n, _w in (("fmax", "larger"), ("fmin", "smaller")):
+    NAMESPACE[_n].__doc__ = globals()[_n].__doc__ = (
+        f"np.{_n}: elementwise {_w} value, ignoring NaN (NaN only where both are NaN). The "
+        f"gradient goes to the {_w} operand, half to each at a tie, and, where one operand "
+        f"is NaN, to the other.\n\n        >>> fnp.{_n}(x, y)\n")
+del _n, _w
+
+
 # ---- select (where) -----------------------------------------------------------------------------
 def _select_abstract(c, x, y):
-    from ..ir import Aval
     if not (c.shape == x.shape == y.shape) or x.dtype != y.dtype:
         raise ValueError(f"select: operands differ: {c}, {x}, {y}")
     return Aval(x.shape, x.dtype)
@@ -185,9 +204,6 @@ def where(condition, x=None, y=None):
 
         >>> fnp.where(x > 0, x, 0.01 * x)     # leaky relu
     """
-    from .base import (broadcast_shapes, broadcast_to, convert, dtype_or_pytype, is_traced,
-                       resolve_ufunc)
-    from ..ir import aval_of
     if x is None or y is None:
         raise UnsupportedFunctionError(
             "np.where(condition) with one argument returns indices whose number depends on the "
@@ -212,31 +228,3 @@ def clip(a, a_min=None, a_max=None):
     if a_max is not None:
         a = where(a >= a_max, a_max, a)
     return a
-
-
-@export()
-def positive(x):
-    """np.positive: the identity (unary +)."""
-    return x
-
-
-@export("conj", "conjugate", "real")
-def real(x):
-    """Real part (and complex conjugate): traced values are real, so this is the identity
-    there; concrete complex arrays get NumPy's answer."""
-    if not isinstance(x, Traced) and np.iscomplexobj(x):
-        raise UnsupportedDtypeError("fnp.real/fnp.conj of a complex array: complex numbers are "
-                                    "not supported yet; call np.real / np.conj on it")
-    return x
-
-
-@export("round", "around", "round_")
-def round_(a, decimals=0):
-    """np.round (half to even); derivative 0.
-
-        >>> fnp.round(x, 2)
-    """
-    if decimals == 0:
-        return rint(a)
-    scale = 10.0 ** decimals
-    return rint(a * scale) / scale

@@ -7,6 +7,10 @@ must be concrete (they become integer index arrays); constant indices are bounds
 tracing, so an out-of-range index is an IndexError at the user's line.
 Gradient convention: x.at[idx].set(v) with repeated indices gives every repeat the cotangent;
 x.at[idx].multiply(v) assumes each index appears once.
+
+shape.py builds on this module (concatenate's rule slices): a list index holding traced values
+is stacked by fnp.array, reached through base.as_array; take and take_along_axis, which flatten
+with ravel, are in shape.py.
 """
 from __future__ import annotations
 
@@ -14,7 +18,8 @@ import numpy as np
 
 from .._errors import ConcretizationError, MutationError, user_frame, where
 from ..ir import Aval, Traced, aval_of
-from .base import batched, broadcast_to, convert, define, export, full, normalize_axes, shape_error
+from ..tree_util import tree_leaves
+from .base import as_array, batched, broadcast_to, convert, define, export, full
 
 _NEW, _ARR = ("new",), ("arr",)
 
@@ -89,10 +94,8 @@ def parse_index(shape, idx):
 
 def _as_index_array(lst):
     """A list used as an index: traced entries are stacked; [] is an empty integer array."""
-    from ..tree_util import tree_leaves
     if any(isinstance(v, Traced) for v in tree_leaves(lst)):
-        from .creation import array
-        return array(lst)
+        return as_array(lst)
     arr = np.asarray(lst)
     return arr.astype(np.intp) if arr.size == 0 else arr
 
@@ -276,101 +279,8 @@ def at(x):
     return _IndexUpdateHelper(x)
 
 
-def _value_dependent(name, replacement):
-    def fn(a, *args, **kwargs):
-        if isinstance(a, Traced):
-            raise ConcretizationError(
-                f"np.{name} on a traced array{where(user_frame())}: the size of its result depends "
-                f"on the values, and funcgrad needs every shape when it traces. {replacement}")
-        return getattr(np, name)(a, *args, **kwargs)
-    fn.__name__ = name
-    fn.__doc__ = (f"np.{name} on plain arrays; on traced arrays a ConcretizationError (the "
-                  f"result's size depends on the values).\n\n        >>> fnp.{name}(mask)\n")
-    return export(name)(fn)
-
-
-_MASK_HINT = ("Select with fnp.where(condition, x, y) or mask with a multiplication instead, or "
-              "compute the indices from concrete (untraced) data.")
-nonzero = _value_dependent("nonzero", _MASK_HINT)
-flatnonzero = _value_dependent("flatnonzero", _MASK_HINT)
-argwhere = _value_dependent("argwhere", _MASK_HINT)
-
-
 def slice_axis(x, axis, start, stop, step=None):
     """x[..., start:stop:step, ...] along one axis (used by rules)."""
     nd = aval_of(x).ndim
     idx = tuple(slice(start, stop, step) if i == axis else slice(None) for i in range(nd))
     return getitem(x, idx)
-
-
-def _index_operand(indices):
-    if isinstance(indices, Traced):
-        return indices
-    if isinstance(indices, list):
-        return _as_index_array(indices)
-    return np.asarray(indices)
-
-
-@export()
-def take(a, indices, axis=None, out=None, mode="raise"):
-    """np.take: elements at `indices` along `axis` (of the flattened array when axis is None);
-    indices may be traced. mode 'raise' (out-of-range concrete indices are an IndexError),
-    'wrap' or 'clip'.
-
-        >>> fnp.take(x, [0, 2], axis=1)
-    """
-    idx = _index_operand(indices)
-    if not isinstance(a, Traced) and not isinstance(idx, Traced):
-        return np.take(a, idx, axis=axis, out=out, mode=mode)
-    if out is not None:
-        raise MutationError(f"np.take(..., out=...) writes in place{where(user_frame())}; traced "
-                            "arrays are immutable. Use the return value instead.")
-    from .shape import ravel
-    if axis is None:
-        a, axis = ravel(a), 0
-    nd = aval_of(a).ndim
-    axis = normalize_axes(axis, nd)[0]
-    n = aval_of(a).shape[axis]
-    if mode in ("wrap", "clip") and aval_of(idx).size:
-        if n == 0:
-            raise IndexError("cannot do a non-empty take from an empty axes.")
-        if isinstance(idx, Traced):
-            from .elementwise import clip, remainder
-            idx = remainder(idx, n) if mode == "wrap" else clip(idx, 0, n - 1)
-        else:
-            idx = np.mod(idx, n) if mode == "wrap" else np.clip(idx, 0, n - 1)
-    elif mode not in ("raise", "wrap", "clip", None):
-        raise ValueError(f"clipmode must be one of 'clip', 'raise', or 'wrap' (got {mode!r})")
-    return getitem(a, (slice(None),) * axis + (idx,))
-
-
-@export()
-def take_along_axis(arr, indices, axis=-1):
-    """np.take_along_axis (sorting indices, argmax with keepdims, ...); indices may be traced.
-
-        >>> fnp.take_along_axis(x, fnp.argsort(x, axis=1), axis=1)
-    """
-    indices = _index_operand(indices)
-    if not isinstance(arr, Traced) and not isinstance(indices, Traced):
-        return np.take_along_axis(arr, indices, axis=axis)
-    if aval_of(indices).dtype.kind not in "iu":
-        raise IndexError("`indices` must be an integer array")
-    shape = aval_of(arr).shape
-    if axis is None:
-        if aval_of(indices).ndim != 1:
-            raise ValueError("when axis=None, `indices` must have a single dimension.")
-        from .shape import ravel
-        arr, axis, shape = ravel(arr), 0, (aval_of(arr).size,)
-    nd = len(shape)
-    axis = normalize_axes(axis, nd)[0]
-    ishape = aval_of(indices).shape
-    if len(ishape) != nd:
-        raise shape_error("take_along_axis: `indices` and `arr` must have the same number of "
-                          "dimensions")
-    idx = []
-    for d in range(nd):
-        if d == axis:
-            idx.append(indices)
-        else:
-            idx.append(np.arange(shape[d]).reshape([-1 if k == d else 1 for k in range(nd)]))
-    return getitem(arr, tuple(idx))

@@ -2,10 +2,9 @@
 
 Primitives (each evaluated with the NumPy function of the same name, batched over leading
 dimensions): solve, inv, det, slogdet, cholesky, eigh, eigvalsh, svd, svdvals, pinv.
-norm, matrix_power, multi_dot and NumPy 2's aliases are compositions, in linalg_compose.py.
-Every vjp rule
-is written with funcgrad operations (matmul, solve, inv, where, ...), so derived programs can
-be differentiated again.
+norm, matrix_power, multi_dot and NumPy 2's aliases are compositions, in
+funcgrad/numpy/_linalg.py. Every vjp rule is written with funcgrad operations (matmul, solve,
+inv, where, ...), so derived programs can be differentiated again.
 
 Gradient conventions:
 * Symmetric inputs. eigh, eigvalsh, cholesky, and svd/pinv with hermitian=True read only one
@@ -31,20 +30,19 @@ Gradient conventions:
 """
 from __future__ import annotations
 
-import functools
 from collections import namedtuple
 
 import numpy as np
 
 from ..ir import Aval, Traced, aval_of
 from .base import (all_batched, broadcast_shapes, broadcast_to, convert, define, export,
-                   operands_batch, reshape, transpose)
-
-STACKED = operands_batch()      # batch rule: NumPy's linalg already maps over leading axes
-from .contract import (matmul)
+                   numpy_fallback, operands_batch, reshape, transpose)
+from .contract import matmul
 from .elementwise import where
 from .indexing import getitem
 from .shape import expand_dims
+
+STACKED = operands_batch()      # batch rule: NumPy's linalg already maps over leading axes
 
 LinAlgError = np.linalg.LinAlgError
 EighResult = namedtuple("EighResult", ["eigenvalues", "eigenvectors"])
@@ -54,20 +52,16 @@ SVDResult = namedtuple("SVDResult", ["U", "S", "Vh"])
 
 # ---- helpers ----------------------------------------------------------------------------------
 
-def _has_traced(xs):
-    return any(isinstance(x, Traced) or (type(x) in (list, tuple) and _has_traced(x)) for x in xs)
+def _has_traced(*xs):
+    """Whether any argument is traced, looking inside lists and tuples (of exactly those types)."""
+    return any(isinstance(x, Traced) or (type(x) in (list, tuple) and _has_traced(*x)) for x in xs)
 
 
 def _public(fn):
-    """Export fn as funcgrad.numpy.linalg.<name>; on concrete inputs NumPy's own function runs."""
+    """Export fn as funcgrad.numpy.linalg.<name>; unless an argument holds a traced value,
+    NumPy's own function runs."""
     np_fn = getattr(np.linalg, fn.__name__, fn)     # (NumPy 1.x lacks the NumPy 2 names)
-
-    @functools.wraps(fn, updated=())
-    def wrapper(*args, **kwargs):
-        if _has_traced(args) or _has_traced(kwargs.values()):
-            return fn(*args, **kwargs)
-        return np_fn(*args, **kwargs)
-    return export(fn.__name__, linalg=True)(wrapper)
+    return export(fn.__name__, linalg=True)(numpy_fallback(np_fn, check=_has_traced)(fn))
 
 
 def _as_float(*xs):

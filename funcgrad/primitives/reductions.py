@@ -1,7 +1,9 @@
 """Reductions, cumulative ops and sorting.
 
-Primitives: reduce_max, reduce_min, reduce_prod, argmax, argmin, cumsum, cumprod, argsort
-(reduce_sum is in base.py). sum/mean/var/std/logsumexp/sort/all/any are compositions.
+Primitives: reduce_max, reduce_min, reduce_prod, argmax, argmin, cumsum, cumprod, argsort,
+searchsorted (reduce_sum is in base.py), bound with NumPy's arguments by sum, prod, max, min,
+argmax, argmin, cumsum, cumprod, argsort and searchsorted. all, any, mean, var, std, logsumexp
+and sort are compositions of these, in funcgrad/numpy/_reductions.py.
 Gradient conventions: ties in max/min share the cotangent equally among the tied elements
 (`ct * (x == max) / count(x == max)`); prod uses products of the other elements, built from
 multiplications only (exact at zeros, to any order); cumprod's rule divides by x (inputs
@@ -16,13 +18,11 @@ import numpy as np
 
 from ..ir import Aval, Traced, aval_of
 from .base import (BatchRule, all_batched, broadcast_in_dim, broadcast_to, convert, define,
-                   export, full, next_axis, normalize_axes, plus1, reduce_sum, reduce_sum_p,
-                   reshape as _reshape,
-                   shifted_batch, transpose as _transpose)
-from .elementwise import (equal, exp, isfinite, log, maximum as _elementwise_max,
-                          minimum as _elementwise_min, sqrt, where)
-from .shape import concatenate, flip
-from .indexing import slice_axis, take_along_axis
+                   export, full, next_axis, normalize_axes, numpy_fallback, plus1, reduce_sum,
+                   reduce_sum_p, reshape as _reshape, shifted_batch, transpose as _transpose)
+from .elementwise import equal, maximum as _elementwise_max, minimum as _elementwise_min, where
+from .indexing import slice_axis
+from .shape import _asarray, concatenate, flip, ravel, take
 
 
 def _kept(ndim, axes):
@@ -202,108 +202,8 @@ def min(a, axis=None, out=None, keepdims=False, initial=None, where=None):
                       combine=_elementwise_min)
 
 
-@export()
-def all(a, axis=None, out=None, keepdims=False):
-    """np.all."""
-    if not isinstance(a, Traced):
-        return np.all(a, axis=axis, keepdims=keepdims)
-    if aval_of(a).size == 0:            # nothing to reduce over: NumPy's identity, True
-        return np.all(np.zeros(aval_of(a).shape, bool), axis=axis, keepdims=keepdims)
-    return min(convert(a, bool), axis=axis, keepdims=keepdims)
-
-
-@export()
-def any(a, axis=None, out=None, keepdims=False):
-    """np.any."""
-    if not isinstance(a, Traced):
-        return np.any(a, axis=axis, keepdims=keepdims)
-    if aval_of(a).size == 0:            # nothing to reduce over: NumPy's identity, False
-        return np.any(np.zeros(aval_of(a).shape, bool), axis=axis, keepdims=keepdims)
-    return max(convert(a, bool), axis=axis, keepdims=keepdims)
-
-
 def _count(shape, axes):
     return int(np.prod([shape[i] for i in axes], dtype=np.int64))
-
-
-def _mean_dtype(dtype):
-    return np.dtype(np.float64) if dtype.kind in "biu" else dtype
-
-
-def _where_count(a, axis, keepdims, where_):
-    """How many entries each result of a reduction over `axis` averages: all of them, or
-    those where the mask is True."""
-    if where_ is None or where_ is True:
-        return _count(aval_of(a).shape, normalize_axes(axis, aval_of(a).ndim))
-    mask = broadcast_to(convert(where_, bool), aval_of(a).shape)
-    return sum(mask, axis=axis, keepdims=keepdims)
-
-
-@export()
-def mean(a, axis=None, dtype=None, out=None, keepdims=False, where=None):
-    """np.mean, with where= (ints average in float64).
-
-        >>> fnp.mean(x, axis=0)
-    """
-    res = _plain(np.mean, a, where, axis=axis, dtype=dtype, keepdims=keepdims)
-    if res is not None:
-        return res
-    a = a if isinstance(a, Traced) else np.asarray(a)
-    dt = np.dtype(dtype) if dtype is not None else _mean_dtype(aval_of(a).dtype)
-    total = sum(a, axis=axis, dtype=dt, keepdims=keepdims, where=where)
-    return convert(total / _where_count(a, axis, keepdims, where), dt)
-
-
-@export()
-def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, where=None):
-    """np.var with ddof and where= (two passes: the mean, then squared deviations from it).
-
-        >>> fnp.var(x, axis=0, ddof=1)
-    """
-    res = _plain(np.var, a, where, axis=axis, dtype=dtype, ddof=ddof, keepdims=keepdims)
-    if res is not None:
-        return res
-    a = a if isinstance(a, Traced) else np.asarray(a)
-    dt = np.dtype(dtype) if dtype is not None else _mean_dtype(aval_of(a).dtype)
-    a = convert(a, dt)
-    centered = a - mean(a, axis=axis, keepdims=True, where=where)
-    squares = sum(centered * centered, axis=axis, keepdims=keepdims, where=where)
-    dof = _where_count(a, axis, keepdims, where) - ddof        # NumPy: at least 0 (0/0 = nan)
-    dof = builtins.max(dof, 0) if isinstance(dof, int) else _elementwise_max(dof, 0)
-    return convert(squares / dof, dt)
-
-
-@export()
-def std(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, where=None):
-    """np.std = sqrt(var), with ddof and where=; its derivative is infinite where the spread
-    is 0.
-
-        >>> fnp.std(x, axis=0)
-    """
-    res = _plain(np.std, a, where, axis=axis, dtype=dtype, ddof=ddof, keepdims=keepdims)
-    if res is not None:
-        return res
-    return sqrt(var(a, axis=axis, dtype=dtype, ddof=ddof, keepdims=keepdims, where=where))
-
-
-@export()
-def logsumexp(a, axis=None, b=None, keepdims=False, return_sign=False):
-    """log(sum(b * exp(a))) computed stably (scipy.special.logsumexp).
-
-        >>> fnp.logsumexp(logits, axis=-1)
-    """
-    if return_sign:
-        raise NotImplementedError("logsumexp(return_sign=True) is not supported")
-    m = max(a, axis=axis, keepdims=True)
-    m = where(isfinite(m), m, 0.0)
-    e = exp(a - m)
-    if b is not None:
-        e = e * b
-    s = log(sum(e, axis=axis, keepdims=True)) + m
-    if not keepdims:
-        axes = normalize_axes(axis, aval_of(s).ndim)
-        s = _reshape(s, _kept_shape(aval_of(s).shape, axes)) if isinstance(s, Traced) else np.squeeze(s, axes)
-    return s
 
 
 # ---- arg reductions, cumulative ops, sorting -------------------------------------------------
@@ -371,7 +271,6 @@ def _cumulative(prim, npfn, a, axis, dtype):
     if not isinstance(a, Traced):
         return npfn(a, axis=axis, dtype=dtype)
     if axis is None:
-        from .shape import ravel
         a, axis = ravel(a), 0
     a = convert(a, dtype if dtype is not None else _sum_dtype(aval_of(a).dtype))
     axis = normalize_axes(axis, aval_of(a).ndim)[0]
@@ -407,21 +306,33 @@ def argsort(a, axis=-1, kind=None, order=None, stable=None):
     if not isinstance(a, Traced):
         return np.argsort(a, axis=axis, kind="stable")
     if axis is None:
-        from .shape import ravel
         a, axis = ravel(a), 0
     return argsort_p.bind(a, axis=normalize_axes(axis, aval_of(a).ndim)[0])
 
 
+# ---- searchsorted -------------------------------------------------------------------------------
+
+def _searchsorted_abstract(a, v, *, side):
+    if a.ndim != 1:
+        raise ValueError(f"searchsorted: the sorted array must be 1-D, got {a}")
+    return Aval(v.shape, np.intp)
+
+
+searchsorted_p = define(
+    "searchsorted", impl=lambda a, v, *, side: np.asarray(np.searchsorted(a, v, side=side)),
+    abstract=_searchsorted_abstract, differentiable=False)
+
+
 @export()
-def sort(a, axis=-1, kind=None, order=None, stable=None):
-    """np.sort; the gradient flows back to each element's original position.
+@numpy_fallback(np.searchsorted, ("a", "v", "sorter"))
+def searchsorted(a, v, side="left", sorter=None):
+    """np.searchsorted: insertion indices of v into the sorted 1-D a (no gradient).
 
-        >>> fnp.sort(x, axis=-1)
+        >>> fnp.searchsorted(edges, x, side="right")
     """
-    if not isinstance(a, Traced):
-        return np.sort(a, axis=axis)
-    if axis is None:
-        from .shape import ravel
-        a, axis = ravel(a), 0
-    return take_along_axis(a, argsort(a, axis), axis)
-
+    if side not in ("left", "right"):
+        raise ValueError(f"side must be 'left' or 'right' (got {side!r})")
+    a, v = _asarray(a), _asarray(v)
+    if sorter is not None:
+        a = take(a, _asarray(sorter))
+    return searchsorted_p.bind(a, v, side=side)

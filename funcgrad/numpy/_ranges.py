@@ -12,13 +12,10 @@ import operator
 import numpy as np
 
 from ..ir import Traced, aval_of
-from .base import broadcast_to, convert, export, reshape
-from .elementwise import absolute, log10, sign, where
-from .shape import _asarray, _static, moveaxis
-
-
-def _any_traced(*xs):
-    return any(isinstance(x, Traced) for x in xs)
+from ..primitives.base import broadcast_to, convert, export, is_traced, numpy_fallback, reshape
+from ..primitives.elementwise import absolute, log10, sign, where
+from ..primitives.shape import _asarray, moveaxis
+from ._shape import _static
 
 
 def _float_of(*xs):
@@ -46,7 +43,7 @@ def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis
 
         >>> fnp.linspace(0.0, t_end, 101)       # d/d t_end of each point is i / 100
     """
-    if not _any_traced(start, stop):
+    if not is_traced(start, stop):
         return np.linspace(start, stop, num, endpoint=endpoint, retstep=retstep, dtype=dtype,
                            axis=axis)
     num = _count(num)
@@ -72,15 +69,14 @@ def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis
 
 
 @export()
+@numpy_fallback(np.logspace, ("start", "stop", "base"), check=is_traced)
 def logspace(start, stop, num=50, endpoint=True, base=10.0, dtype=None, axis=0):
     """np.logspace; start, stop and base may be traced.
 
         >>> fnp.logspace(0.0, k, 5)            # 10**0 ... 10**k
     """
-    if not _any_traced(start, stop, base):
-        return np.logspace(start, stop, num, endpoint=endpoint, base=base, dtype=dtype, axis=axis)
     y = linspace(start, stop, num=num, endpoint=endpoint, axis=0)
-    if _any_traced(base) or np.ndim(base):
+    if is_traced(base) or np.ndim(base):
         base = _asarray(base)
         b_shape = _shape(base)
         if b_shape:
@@ -92,14 +88,13 @@ def logspace(start, stop, num=50, endpoint=True, base=10.0, dtype=None, axis=0):
 
 
 @export()
+@numpy_fallback(np.geomspace, ("start", "stop"), check=is_traced)
 def geomspace(start, stop, num=50, endpoint=True, dtype=None, axis=0):
     """np.geomspace; start and stop may be traced (they must be nonzero, as in NumPy). The
     first point is exactly start, the last exactly stop.
 
         >>> fnp.geomspace(r0, r1, 8)
     """
-    if not _any_traced(start, stop):
-        return np.geomspace(start, stop, num, endpoint=endpoint, dtype=dtype, axis=axis)
     num = _count(num)
     start, stop = _asarray(start), _asarray(stop)
     ft = _float_of(start, stop)
@@ -119,13 +114,12 @@ def geomspace(start, stop, num=50, endpoint=True, dtype=None, axis=0):
 
 
 @export()
+@numpy_fallback(np.meshgrid, ("xi",), check=is_traced)
 def meshgrid(*xi, copy=True, sparse=False, indexing="xy"):
     """np.meshgrid; the coordinate vectors may be traced (each is flattened, as in NumPy).
 
         >>> X, Y = fnp.meshgrid(x, y)              # X[i, j] = x[j], Y[i, j] = y[i]
     """
-    if not _any_traced(*xi):
-        return np.meshgrid(*xi, copy=copy, sparse=sparse, indexing=indexing)
     if indexing not in ("xy", "ij"):
         raise ValueError("Valid values for `indexing` are 'xy' and 'ij'.")
     xs = [reshape(_asarray(x), (-1,)) if isinstance(x, Traced) else np.ravel(x) for x in xi]

@@ -1,8 +1,8 @@
 """Statistics and order statistics: NaN-ignoring reductions (nansum ... nanstd), average, ptp,
-median, quantile, percentile, searchsorted, partition, argpartition, cov and corrcoef.
+median, quantile, percentile, partition, argpartition, cov and corrcoef.
 
-One new primitive, searchsorted (integer result, not differentiable); the rest are
-compositions of existing primitives. partition/argpartition return a full sort when traced.
+All of them are compositions of existing primitives (searchsorted is one, in primitives/reductions.py);
+partition/argpartition return a full sort when traced.
 
 Conventions: the nan* functions replace NaN entries with fnp.where before reducing, so the
 gradient at a NaN entry is 0 (and an all-NaN slice gives NaN, as NumPy). median and quantile
@@ -16,22 +16,18 @@ import operator
 
 import numpy as np
 
-from ..ir import Aval, Traced, aval_of
-from .base import (convert, define, export, normalize_axes, reshape as _reshape,
-                   transpose as _transpose)
-from .contract import diagonal, dot
-from .elementwise import clip, isnan, logical_not, sqrt, where as _where
-from .indexing import getitem, slice_axis, take
-from .reductions import (all as _all, argsort, max as _max, mean, min as _min, prod as _prod, sort,
-                         sum as _sum, var as _var)
-from .shape import (_asarray, _axes_in_order, _axis, _static, _traced, broadcast_to,
-                    concatenate, ravel, squeeze)
+from ..ir import Traced, aval_of
+from ..primitives.base import (convert, export, normalize_axes, numpy_fallback,
+                               reshape as _reshape, transpose as _transpose)
+from ..primitives.elementwise import clip, isnan, logical_not, sqrt, where as _where
+from ..primitives.indexing import getitem, slice_axis
+from ..primitives.reductions import argsort, max as _max, min as _min, prod as _prod, sum as _sum
+from ..primitives.shape import _asarray, _axes_in_order, _axis, concatenate, ravel, take
+from ._contract import diagonal, dot
+from ._reductions import all as _all, mean, sort, var as _var
+from ._shape import _static, broadcast_to, squeeze
 
 _NoValue = np._NoValue
-
-
-def _plain_kw(**kw):
-    return {k: v for k, v in kw.items() if v is not _NoValue}
 
 
 def _unsupported(name, **kw):
@@ -51,14 +47,13 @@ def _inexact(x):
 # ---- NaN-ignoring reductions ------------------------------------------------------------------
 
 @export()
+@numpy_fallback(np.nansum, ("a",))
 def nansum(a, axis=None, dtype=None, out=None, keepdims=_NoValue, initial=_NoValue,
            where=_NoValue):
     """np.nansum: sum treating NaN as 0 (gradient 0 at NaN entries).
 
         >>> fnp.nansum(x, axis=0)
     """
-    if not _traced(a):
-        return np.nansum(a, axis, dtype, out, keepdims, initial, where)
     _unsupported("nansum", out=out, initial=initial, where=where)
     a = _asarray(a)
     a = _fill_nan(a, 0)
@@ -66,14 +61,13 @@ def nansum(a, axis=None, dtype=None, out=None, keepdims=_NoValue, initial=_NoVal
 
 
 @export()
+@numpy_fallback(np.nanprod, ("a",))
 def nanprod(a, axis=None, dtype=None, out=None, keepdims=_NoValue, initial=_NoValue,
             where=_NoValue):
     """np.nanprod: product treating NaN as 1 (gradient 0 at NaN entries).
 
         >>> fnp.nanprod(x, axis=1)
     """
-    if not _traced(a):
-        return np.nanprod(a, axis, dtype, out, keepdims, initial, where)
     _unsupported("nanprod", out=out, initial=initial, where=where)
     return _prod(_fill_nan(_asarray(a), 1), axis=axis, dtype=dtype, keepdims=_kd(keepdims))
 
@@ -87,13 +81,12 @@ def _count(mask, axis, keepdims):
 
 
 @export()
+@numpy_fallback(np.nanmean, ("a",))
 def nanmean(a, axis=None, dtype=None, out=None, keepdims=_NoValue, *, where=_NoValue):
     """np.nanmean: mean of the non-NaN entries (NaN for an all-NaN slice).
 
         >>> fnp.nanmean(x, axis=1)
     """
-    if not _traced(a):
-        return np.nanmean(a, axis, dtype, out, keepdims, where=where)
     _unsupported("nanmean", out=out, where=where)
     a = _asarray(a)
     if not _inexact(a):
@@ -103,10 +96,8 @@ def nanmean(a, axis=None, dtype=None, out=None, keepdims=_NoValue, *, where=_NoV
     return convert(tot / _count(mask, axis, _kd(keepdims)), aval_of(tot).dtype)
 
 
-def _nan_extreme(reduce, fill, npfn, a, axis, out, keepdims, initial, where_):
-    if not _traced(a):
-        return npfn(a, axis, out, **_plain_kw(keepdims=keepdims, initial=initial, where=where_))
-    _unsupported(npfn.__name__, out=out, initial=initial, where=where_)
+def _nan_extreme(reduce, fill, name, a, axis, out, keepdims, initial, where_):
+    _unsupported(name, out=out, initial=initial, where=where_)
     a = _asarray(a)
     kd = _kd(keepdims)
     if not _inexact(a):
@@ -117,33 +108,33 @@ def _nan_extreme(reduce, fill, npfn, a, axis, out, keepdims, initial, where_):
 
 
 @export()
+@numpy_fallback(np.nanmax, ("a",))
 def nanmax(a, axis=None, out=None, keepdims=_NoValue, initial=_NoValue, where=_NoValue):
     """np.nanmax: maximum ignoring NaN (NaN for an all-NaN slice; ties share the gradient).
 
         >>> fnp.nanmax(x, axis=0)
     """
-    return _nan_extreme(_max, -np.inf, np.nanmax, a, axis, out, keepdims, initial, where)
+    return _nan_extreme(_max, -np.inf, "nanmax", a, axis, out, keepdims, initial, where)
 
 
 @export()
+@numpy_fallback(np.nanmin, ("a",))
 def nanmin(a, axis=None, out=None, keepdims=_NoValue, initial=_NoValue, where=_NoValue):
     """np.nanmin: minimum ignoring NaN (NaN for an all-NaN slice; ties share the gradient).
 
         >>> fnp.nanmin(x, axis=0)
     """
-    return _nan_extreme(_min, np.inf, np.nanmin, a, axis, out, keepdims, initial, where)
+    return _nan_extreme(_min, np.inf, "nanmin", a, axis, out, keepdims, initial, where)
 
 
 @export()
+@numpy_fallback(np.nanvar, ("a",))
 def nanvar(a, axis=None, dtype=None, out=None, ddof=0, keepdims=_NoValue, *, where=_NoValue,
            mean=_NoValue, correction=_NoValue):
     """np.nanvar: variance of the non-NaN entries (NaN where count - ddof <= 0).
 
         >>> fnp.nanvar(x, axis=0, ddof=1)
     """
-    if not _traced(a):
-        return np.nanvar(a, axis, dtype, out, ddof, keepdims, where=where, mean=mean,
-                         correction=correction)
     _unsupported("nanvar", out=out, where=where, mean=mean)
     if correction is not _NoValue:
         if ddof != 0:
@@ -164,15 +155,13 @@ def nanvar(a, axis=None, dtype=None, out=None, ddof=0, keepdims=_NoValue, *, whe
 
 
 @export()
+@numpy_fallback(np.nanstd, ("a",))
 def nanstd(a, axis=None, dtype=None, out=None, ddof=0, keepdims=_NoValue, *, where=_NoValue,
            mean=_NoValue, correction=_NoValue):
     """np.nanstd = sqrt(nanvar).
 
         >>> fnp.nanstd(x, axis=0)
     """
-    if not _traced(a):
-        return np.nanstd(a, axis, dtype, out, ddof, keepdims, where=where, mean=mean,
-                         correction=correction)
     return sqrt(nanvar(a, axis, dtype, out, ddof, keepdims, where=where, mean=mean,
                        correction=correction))
 
@@ -180,14 +169,13 @@ def nanstd(a, axis=None, dtype=None, out=None, ddof=0, keepdims=_NoValue, *, whe
 # ---- average, ptp -------------------------------------------------------------------------------
 
 @export()
+@numpy_fallback(np.average, ("a", "weights"))
 def average(a, axis=None, weights=None, returned=False, *, keepdims=_NoValue):
     """np.average, optionally weighted (weights the shape of a, or 1-D along `axis`); with
     returned=True also the sum of the weights. Weights may be traced.
 
         >>> fnp.average(x, axis=0, weights=w)
     """
-    if not _traced(a, weights):
-        return np.average(a, axis, weights, returned, **_plain_kw(keepdims=keepdims))
     a = _asarray(a)
     nd, kd = aval_of(a).ndim, _kd(keepdims)
     axes = None if axis is None else tuple(_axes_in_order(axis, nd))
@@ -219,13 +207,12 @@ def average(a, axis=None, weights=None, returned=False, *, keepdims=_NoValue):
 
 
 @export()
+@numpy_fallback(np.ptp, ("a",))
 def ptp(a, axis=None, out=None, keepdims=_NoValue):
     """np.ptp: max - min along `axis` (tied extremes share the gradient).
 
         >>> fnp.ptp(x, axis=1)
     """
-    if not _traced(a):
-        return np.ptp(a, axis, out, keepdims)
     kd = _kd(keepdims)
     return _max(a, axis=axis, keepdims=kd) - _min(a, axis=axis, keepdims=kd)
 
@@ -243,14 +230,13 @@ def _reduced_first(a, axis):
 
 
 @export()
+@numpy_fallback(np.median, ("a",))
 def median(a, axis=None, out=None, overwrite_input=False, keepdims=False):
     """np.median: the mean of the middle one or two sorted values (NaN if the slice has NaN);
     the gradient goes to those elements.
 
         >>> fnp.median(x, axis=0)
     """
-    if not _traced(a):
-        return np.median(a, axis, out, overwrite_input, keepdims)
     _unsupported("median", out=out)
     s, kshape = _reduced_first(_asarray(a), axis)
     s = sort(s, axis=0)
@@ -334,6 +320,7 @@ def _quantile_entry(name, a, q, axis, out, method, keepdims, weights, scale):
 
 
 @export()
+@numpy_fallback(np.quantile, ("a", "q"))
 def quantile(a, q, axis=None, out=None, overwrite_input=False, method="linear", keepdims=False,
              *, weights=None):
     """np.quantile with every NumPy method (concrete q); the result's gradient goes to the one
@@ -341,52 +328,21 @@ def quantile(a, q, axis=None, out=None, overwrite_input=False, method="linear", 
 
         >>> fnp.quantile(x, [0.25, 0.75], axis=0)
     """
-    if not _traced(a, q):
-        return np.quantile(a, q, axis, out, overwrite_input, method, keepdims, weights=weights)
     return _quantile_entry("quantile", a, q, axis, out, method, keepdims, weights, 1)
 
 
 @export()
+@numpy_fallback(np.percentile, ("a", "q"))
 def percentile(a, q, axis=None, out=None, overwrite_input=False, method="linear",
                keepdims=False, *, weights=None):
     """np.percentile: quantile(a, q / 100).
 
         >>> fnp.percentile(x, 90, axis=-1)
     """
-    if not _traced(a, q):
-        return np.percentile(a, q, axis, out, overwrite_input, method, keepdims,
-                             weights=weights)
     return _quantile_entry("percentile", a, q, axis, out, method, keepdims, weights, 100)
 
 
-# ---- searchsorted, partition ------------------------------------------------------------------
-
-def _searchsorted_abstract(a, v, *, side):
-    if a.ndim != 1:
-        raise ValueError(f"searchsorted: the sorted array must be 1-D, got {a}")
-    return Aval(v.shape, np.intp)
-
-
-searchsorted_p = define(
-    "searchsorted", impl=lambda a, v, *, side: np.asarray(np.searchsorted(a, v, side=side)),
-    abstract=_searchsorted_abstract, differentiable=False)
-
-
-@export()
-def searchsorted(a, v, side="left", sorter=None):
-    """np.searchsorted: insertion indices of v into the sorted 1-D a (no gradient).
-
-        >>> fnp.searchsorted(edges, x, side="right")
-    """
-    if not _traced(a, v, sorter):
-        return np.searchsorted(a, v, side=side, sorter=sorter)
-    if side not in ("left", "right"):
-        raise ValueError(f"side must be 'left' or 'right' (got {side!r})")
-    a, v = _asarray(a), _asarray(v)
-    if sorter is not None:
-        a = take(a, _asarray(sorter))
-    return searchsorted_p.bind(a, v, side=side)
-
+# ---- partition -------------------------------------------------------------------------------
 
 def _check_kth(a, kth, axis):
     a = _asarray(a)
@@ -401,27 +357,25 @@ def _check_kth(a, kth, axis):
 
 
 @export()
+@numpy_fallback(np.partition, ("a",))
 def partition(a, kth, axis=-1, kind="introselect", order=None):
     """np.partition. On traced arrays the result is fully sorted along `axis`, which is a
     valid partition for every kth; the gradient flows back to each element's position.
 
         >>> fnp.partition(x, 2, axis=-1)
     """
-    if not _traced(a):
-        return np.partition(a, kth, axis=axis, kind=kind, order=order)
     a, axis = _check_kth(a, kth, axis)
     return sort(a, axis=axis)
 
 
 @export()
+@numpy_fallback(np.argpartition, ("a",))
 def argpartition(a, kth, axis=-1, kind="introselect", order=None):
     """np.argpartition. On traced arrays these are the (stable) sorting indices along
     `axis`, a valid partition for every kth.
 
         >>> fnp.argpartition(x, 2)
     """
-    if not _traced(a):
-        return np.argpartition(a, kth, axis=axis, kind=kind, order=order)
     a, axis = _check_kth(a, kth, axis)
     return argsort(a, axis=axis)
 
@@ -437,14 +391,13 @@ def _rows(x, dtype, transpose):
 
 
 @export()
+@numpy_fallback(np.cov, ("m", "y", "fweights", "aweights"))
 def cov(m, y=None, rowvar=True, bias=False, ddof=None, fweights=None, aweights=None, *,
         dtype=None):
     """np.cov: covariance of the rows (variables) of m (and y); fweights/aweights may be traced.
 
         >>> fnp.cov(X, rowvar=False)
     """
-    if not _traced(m, y, fweights, aweights):
-        return np.cov(m, y, rowvar, bias, ddof, fweights, aweights, dtype=dtype)
     if ddof is not None and ddof != int(ddof):
         raise ValueError("ddof must be integer")
     m = _asarray(m)
@@ -485,13 +438,12 @@ def cov(m, y=None, rowvar=True, bias=False, ddof=None, fweights=None, aweights=N
 
 
 @export()
+@numpy_fallback(np.corrcoef, ("x", "y"))
 def corrcoef(x, y=None, rowvar=True, *, dtype=None):
     """np.corrcoef: Pearson correlation coefficients, clipped to [-1, 1] as NumPy does.
 
         >>> fnp.corrcoef(X)
     """
-    if not _traced(x, y):
-        return np.corrcoef(x, y, rowvar, dtype=dtype)
     c = cov(x, y, rowvar, dtype=dtype)
     if aval_of(c).ndim != 2:
         return c / c

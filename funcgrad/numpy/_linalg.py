@@ -1,7 +1,7 @@
 """funcgrad.numpy.linalg functions built from other funcgrad operations: norm (every vector and
 matrix order; gradient 0 at x = 0 for the 2-, Frobenius and p >= 1 norms), vector_norm,
 matrix_norm, matrix_power, multi_dot, and NumPy 2's aliases of contract.py functions.
-Conventions are stated in linalg.py.
+Conventions are stated in primitives/linalg.py.
 """
 from __future__ import annotations
 
@@ -10,13 +10,14 @@ import operator
 import numpy as np
 
 from ..ir import aval_of
-from .base import broadcast_to, convert, export, normalize_axes, reshape, transpose
-from .contract import (cross as _cross, diagonal as _diagonal, matmul, outer as _outer,
-                       tensordot as _tensordot, trace as _trace)
-from .elementwise import absolute, multiply, not_equal, sqrt, where
-from .linalg import LinAlgError, _as_float, _mT, _public, _square, inv, svdvals_p
-from .reductions import max as _max, min as _min, sum as _sum
-from .shape import moveaxis
+from ..primitives.base import broadcast_to, convert, export, normalize_axes, reshape, transpose
+from ..primitives.contract import matmul
+from ..primitives.elementwise import absolute, multiply, not_equal, sqrt, where
+from ..primitives.linalg import LinAlgError, _as_float, _mT, _public, _square, inv, svdvals_p
+from ..primitives.reductions import max as _max, min as _min, sum as _sum
+from ..primitives.shape import moveaxis
+from ._contract import (cross as _cross, diagonal as _diagonal, outer as _outer,
+                        tensordot as _tensordot, trace as _trace)
 
 
 # ---- norms --------------------------------------------------------------------------------------

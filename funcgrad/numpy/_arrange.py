@@ -1,6 +1,7 @@
 """NumPy functions that rearrange arrays: split, roll, tile, repeat, diag, triu/tril, rot90,
-append, insert, delete. Compositions of shape.py and indexing.py primitives, so their
-derivatives of every order come from those rules. Shape-determining arguments must be concrete.
+append, insert, delete. Compositions of the primitives of primitives/shape.py and indexing.py,
+so their derivatives of every order come from those rules. Shape-determining arguments must be
+concrete.
 """
 from __future__ import annotations
 
@@ -9,9 +10,17 @@ import operator
 import numpy as np
 
 from ..ir import aval_of
-from .base import broadcast_in_dim, convert, export, full, reshape as _reshape, transpose as _transpose
-from .shape import (_asarray, _axis, _slice, _static, _take, _traced, _where, concatenate, flip,
-                    ravel, reshape)
+from ..primitives.base import (broadcast_in_dim, convert, export, full, numpy_fallback,
+                               reshape as _reshape, transpose as _transpose)
+from ..primitives.elementwise import where as _where
+from ..primitives.indexing import at, getitem, slice_axis
+from ..primitives.shape import _asarray, _axis, concatenate, flip, ravel, reshape
+from ._shape import _static
+
+
+def _take(x, idx, axis):
+    """x indexed along `axis` by a concrete integer array (one gather)."""
+    return getitem(x, (slice(None),) * axis + (np.asarray(idx, dtype=np.intp),))
 
 
 # ---- split ----------------------------------------------------------------------------------
@@ -36,39 +45,36 @@ def _split(ary, indices_or_sections, axis, equal):
     axis = _axis(axis, nd)
     n = aval_of(ary).shape[axis]
     pts = _split_points(n, indices_or_sections, equal)
-    return [_slice(ary, axis, a, b) for a, b in zip(pts[:-1], pts[1:])]
+    return [slice_axis(ary, axis, a, b) for a, b in zip(pts[:-1], pts[1:])]
 
 
 @export()
+@numpy_fallback(np.split, ("ary", "indices_or_sections"))
 def split(ary, indices_or_sections, axis=0):
     """np.split into equal sections, or at the given indices; returns a list.
 
         >>> a, b, c = fnp.split(x, 3, axis=1)
     """
-    if not _traced(ary, indices_or_sections):
-        return np.split(ary, indices_or_sections, axis)
     return _split(ary, indices_or_sections, axis, True)
 
 
 @export()
+@numpy_fallback(np.array_split, ("ary", "indices_or_sections"))
 def array_split(ary, indices_or_sections, axis=0):
     """np.array_split: like split, but sections may differ in size by one.
 
         >>> parts = fnp.array_split(x, 3)
     """
-    if not _traced(ary, indices_or_sections):
-        return np.array_split(ary, indices_or_sections, axis)
     return _split(ary, indices_or_sections, axis, False)
 
 
 @export()
+@numpy_fallback(np.hsplit, ("ary", "indices_or_sections"))
 def hsplit(ary, indices_or_sections):
     """np.hsplit: split along axis 1 (axis 0 for 1-D arrays).
 
         >>> left, right = fnp.hsplit(A, 2)
     """
-    if not _traced(ary, indices_or_sections):
-        return np.hsplit(ary, indices_or_sections)
     nd = aval_of(_asarray(ary)).ndim
     if nd == 0:
         raise ValueError("hsplit only works on arrays of 1 or more dimensions")
@@ -76,26 +82,24 @@ def hsplit(ary, indices_or_sections):
 
 
 @export()
+@numpy_fallback(np.vsplit, ("ary", "indices_or_sections"))
 def vsplit(ary, indices_or_sections):
     """np.vsplit: split along axis 0 (arrays of 2 or more dimensions).
 
         >>> top, bottom = fnp.vsplit(A, 2)
     """
-    if not _traced(ary, indices_or_sections):
-        return np.vsplit(ary, indices_or_sections)
     if aval_of(_asarray(ary)).ndim < 2:
         raise ValueError("vsplit only works on arrays of 2 or more dimensions")
     return _split(ary, indices_or_sections, 0, True)
 
 
 @export()
+@numpy_fallback(np.dsplit, ("ary", "indices_or_sections"))
 def dsplit(ary, indices_or_sections):
     """np.dsplit: split along axis 2 (arrays of 3 or more dimensions).
 
         >>> a, b = fnp.dsplit(x, 2)
     """
-    if not _traced(ary, indices_or_sections):
-        return np.dsplit(ary, indices_or_sections)
     if aval_of(_asarray(ary)).ndim < 3:
         raise ValueError("dsplit only works on arrays of 3 or more dimensions")
     return _split(ary, indices_or_sections, 2, True)
@@ -104,14 +108,13 @@ def dsplit(ary, indices_or_sections):
 # ---- roll, tile, repeat -------------------------------------------------------------------
 
 @export()
+@numpy_fallback(np.roll, ("a", "shift"))
 def roll(a, shift, axis=None):
     """np.roll: shift elements cyclically (shift and axis may be tuples; axis=None rolls the
     flattened array).
 
         >>> fnp.roll(x, 1, axis=0)
     """
-    if not _traced(a, shift):
-        return np.roll(a, shift, axis)
     _static(shift, "roll: `shift`")
     a = _asarray(a)
     if axis is None:
@@ -128,18 +131,17 @@ def roll(a, shift, axis=None):
         n = shape[ax]
         s = sh % n if n else 0
         if s:
-            a = concatenate([_slice(a, ax, n - s, n), _slice(a, ax, 0, n - s)], axis=ax)
+            a = concatenate([slice_axis(a, ax, n - s, n), slice_axis(a, ax, 0, n - s)], axis=ax)
     return a
 
 
 @export()
+@numpy_fallback(np.tile, ("A", "reps"))
 def tile(A, reps):
     """np.tile: repeat the whole array `reps` times along each axis.
 
         >>> fnp.tile(x, (2, 1))
     """
-    if not _traced(A, reps):
-        return np.tile(A, reps)
     _static(reps, "tile: `reps`")
     A = _asarray(A)
     reps = tuple(operator.index(r) for r in np.atleast_1d(reps))
@@ -159,13 +161,12 @@ def tile(A, reps):
 
 
 @export()
+@numpy_fallback(np.repeat, ("a", "repeats"))
 def repeat(a, repeats, axis=None):
     """np.repeat: repeat each element (`repeats` an int, or concrete per-element counts).
 
         >>> fnp.repeat(x, 2, axis=0);  fnp.repeat(x, [1, 0, 3])
     """
-    if not _traced(a, repeats):
-        return np.repeat(a, repeats, axis)
     _static(repeats, "repeat: `repeats`")
     a = _asarray(a)
     if axis is None:
@@ -193,13 +194,12 @@ def repeat(a, repeats, axis=None):
 # ---- diagonals and triangles --------------------------------------------------------------
 
 @export()
+@numpy_fallback(np.diag, ("v",))
 def diag(v, k=0):
     """np.diag: the k-th diagonal of a 2-D array, or a 2-D array with v on its k-th diagonal.
 
         >>> fnp.diag(fnp.diag(A))
     """
-    if not _traced(v):
-        return np.diag(v, k)
     v = _asarray(v)
     k = operator.index(k)
     av = aval_of(v)
@@ -207,25 +207,22 @@ def diag(v, k=0):
         m = av.shape[0]
         n = m + abs(k)
         rows, cols = np.arange(m) + max(0, -k), np.arange(m) + max(0, k)
-        from .indexing import at
         return at(full((n, n), 0, av.dtype))[rows, cols].add(v)
     if av.ndim == 2:
         s0, s1 = av.shape
         m = max(0, min(s0 - max(0, -k), s1 - max(0, k)))
         rows, cols = np.arange(m) + max(0, -k), np.arange(m) + max(0, k)
-        from .indexing import getitem
         return getitem(v, (rows, cols))
     raise ValueError("Input must be 1- or 2-d.")
 
 
 @export()
+@numpy_fallback(np.diagflat, ("v",))
 def diagflat(v, k=0):
     """np.diagflat: a 2-D array with the flattened input on its k-th diagonal.
 
         >>> fnp.diagflat(x, k=1)
     """
-    if not _traced(v):
-        return np.diagflat(v, k)
     return diag(ravel(v), k)
 
 
@@ -243,24 +240,22 @@ def _triangle(m, k, lower):
 
 
 @export()
+@numpy_fallback(np.tril, ("m",))
 def tril(m, k=0):
     """np.tril: zero the elements above the k-th diagonal (of the last two axes).
 
         >>> fnp.tril(A, -1)
     """
-    if not _traced(m):
-        return np.tril(m, k)
     return _triangle(m, k, True)
 
 
 @export()
+@numpy_fallback(np.triu, ("m",))
 def triu(m, k=0):
     """np.triu: zero the elements below the k-th diagonal (of the last two axes).
 
         >>> fnp.triu(A, 1)
     """
-    if not _traced(m):
-        return np.triu(m, k)
     return _triangle(m, k, False)
 
 
@@ -294,13 +289,12 @@ def rot90(m, k=1, axes=(0, 1)):
 # ---- append, insert, delete ---------------------------------------------------------------
 
 @export()
+@numpy_fallback(np.append, ("arr", "values"))
 def append(arr, values, axis=None):
     """np.append: concatenate values to the end (flattening both when axis is None).
 
         >>> fnp.append(x, [0.0, 1.0])
     """
-    if not _traced(arr, values):
-        return np.append(arr, values, axis)
     arr, values = _asarray(arr), _asarray(values)
     if axis is None:
         if aval_of(arr).ndim != 1:
@@ -312,18 +306,16 @@ def append(arr, values, axis=None):
 
 def _gather_flat(x, ids):
     """ravel(x)[ids] for a concrete integer array of flat positions."""
-    from .indexing import getitem
     return getitem(ravel(x), np.asarray(ids, dtype=np.intp))
 
 
 @export()
+@numpy_fallback(np.delete, ("arr", "obj"))
 def delete(arr, obj, axis=None):
     """np.delete: drop the entries at concrete positions `obj` (int, slice, list or mask).
 
         >>> fnp.delete(x, [0, 2], axis=1)
     """
-    if not _traced(arr, obj):
-        return np.delete(arr, obj, axis)
     _static(obj, "delete: `obj`")
     arr = _asarray(arr)
     shape = aval_of(arr).shape
@@ -333,13 +325,12 @@ def delete(arr, obj, axis=None):
 
 
 @export()
+@numpy_fallback(np.insert, ("arr", "obj", "values"))
 def insert(arr, obj, values, axis=None):
     """np.insert: insert values before the concrete positions `obj`.
 
         >>> fnp.insert(x, 1, y, axis=0)
     """
-    if not _traced(arr, obj, values):
-        return np.insert(arr, obj, values, axis)
     _static(obj, "insert: `obj`")
     arr, values = _asarray(arr), _asarray(values)
     a, v = aval_of(arr), aval_of(values)
@@ -349,7 +340,6 @@ def insert(arr, obj, values, axis=None):
                        -1 - np.arange(v.size).reshape(v.shape), axis)
     ids = np.where(labels >= 0, labels, a.size - 1 - labels)
     src = concatenate([ravel(arr), ravel(convert(values, a.dtype))])
-    from .indexing import getitem
     return getitem(src, np.asarray(ids, dtype=np.intp))
 
 

@@ -11,12 +11,8 @@ import operator
 import numpy as np
 
 from ..ir import Traced, aval_of
-from ..tree_util import tree_leaves
-from .base import broadcast_to, convert, export, full
-
-
-def _has_tracer(obj):
-    return any(isinstance(x, Traced) for x in tree_leaves(obj))
+from ..primitives.base import broadcast_to, convert, export, full, is_traced, numpy_fallback
+from ..primitives.shape import has_tracer as _has_tracer, reshape, stack_nested
 
 
 @export()
@@ -25,11 +21,8 @@ def array(object, dtype=None, copy=True, ndmin=0):
 
         >>> fnp.array([x[0], 2 * x[1]])
     """
-    from .shape import reshape, stack
-    if isinstance(object, Traced):
-        out = object
-    elif isinstance(object, (list, tuple)) and _has_tracer(object):
-        out = stack([array(o) for o in object])
+    if isinstance(object, Traced) or (isinstance(object, (list, tuple)) and _has_tracer(object)):
+        out = stack_nested(object)
     else:
         return np.array(object, dtype=dtype, copy=copy, ndmin=ndmin)
     if dtype is not None:
@@ -75,22 +68,22 @@ def full_like(a, fill_value, dtype=None, shape=None):
 
 
 @export("full")
+@numpy_fallback(np.full, ("fill_value",), check=is_traced)
 def full_(shape, fill_value, dtype=None, order="C"):
     """np.full; fill_value may be traced (the shape may not).
 
         >>> fnp.full((3,), x)               # x, x, x; the gradient sums back to x
     """
-    if not isinstance(fill_value, Traced):
-        return np.full(shape, fill_value, dtype=dtype, order=order)
     shp = tuple(np.atleast_1d(shape).tolist()) if np.ndim(shape) else (operator.index(shape),)
     dt = aval_of(fill_value).dtype if dtype is None else np.dtype(dtype)
     return broadcast_to(convert(fill_value, dt), shp)
 
 
 @export()
+@numpy_fallback(np.copy, ("a",), check=is_traced)
 def copy(a, order="K", subok=False):
     """np.copy; a traced value is returned as it is (traced arrays are never mutated)."""
-    return a if isinstance(a, Traced) else np.copy(a, order=order, subok=subok)
+    return a
 
 
 for _name in ("zeros", "ones", "empty", "eye", "identity", "arange", "indices", "tri"):

@@ -1,12 +1,13 @@
 """The rest of NumPy's numeric surface that autograd's numpy offers: differences (diff,
-gradient), signal helpers (convolve, correlate, interp, polyval, sinc), NaN-aware fmax/fmin
-and nan_to_num, closeness tests (isclose, allclose, array_equal, array_equiv), predicates
+gradient), signal helpers (convolve, correlate, interp, polyval, sinc), nan_to_num,
+closeness tests (isclose, allclose, array_equal, array_equiv), predicates
 (isposinf, isreal, ...) and the complex-part helpers on real arrays (imag, angle,
-real_if_close). Statistics, searchsorted and partition live in stats.py.
+real_if_close). Statistics and partition live in _stats.py; the NaN-ignoring fmax/fmin are
+ufunc primitives in primitives/elementwise.py, searchsorted a primitive in
+primitives/reductions.py.
 
-New primitives: fmax and fmin (ufuncs defined with elementwise.py's `_ufunc`, so they join
-its table and tests); everything else is a composition, so its derivatives of every order come
-from existing rules. On plain arrays every function returns what NumPy does. Shape-determining
+Every function here is a composition, so its derivatives of every order come from existing
+rules. On plain arrays every function returns what NumPy does. Shape-determining
 arguments (n, edge_order, modes, axes) must be concrete.
 """
 from __future__ import annotations
@@ -16,15 +17,17 @@ import operator
 import numpy as np
 
 from ..ir import Traced, aval_of
-from .base import NAMESPACE, broadcast_to, convert, dtype_or_pytype, export, float_dtype, full
-from .contract import contract
-from .elementwise import (_ufunc, absolute, clip, equal, greater, isfinite, isinf, isnan, less,
+from ..primitives.base import (broadcast_to, convert, dtype_or_pytype, export, float_dtype, full,
+                               is_traced, numpy_fallback)
+from ..primitives.contract import contract
+from ..primitives.elementwise import (absolute, clip, equal, greater, isfinite, isinf, isnan, less,
                           less_equal, logical_and, logical_not, logical_or, not_equal, signbit,
-                          select_vjp, sin, where)
-from .indexing import getitem, slice_axis, take
-from .reductions import all as _all, argsort, sum as _sum
-from .shape import _asarray, _axes_in_order, _axis, _static, _traced, concatenate, flip, reshape
-from .stats import searchsorted
+                          sin, where)
+from ..primitives.indexing import getitem, slice_axis
+from ..primitives.reductions import argsort, searchsorted, sum as _sum
+from ..primitives.shape import _asarray, _axes_in_order, _axis, concatenate, flip, reshape, take
+from ._reductions import all as _all
+from ._shape import _static
 
 _NoValue = np._NoValue
 
@@ -37,32 +40,15 @@ def _ndim(x):
     return aval_of(x).ndim
 
 
-# ---- fmax, fmin: NaN-ignoring maximum/minimum (ufunc primitives) ------------------------------
-
-def _nan_ignoring(strictly):
-    """a is selected over b: strictly larger (smaller), or b is NaN and a is not."""
-    return lambda a, b: logical_or(strictly(a, b), logical_and(isnan(b), logical_not(isnan(a))))
-
-
-fmax = _ufunc(np.fmax, select_vjp(_nan_ignoring(greater)))
-fmin = _ufunc(np.fmin, select_vjp(_nan_ignoring(less)))
-for _n, _w in (("fmax", "larger"), ("fmin", "smaller")):
-    NAMESPACE[_n].__doc__ = globals()[_n].__doc__ = (
-        f"np.{_n}: elementwise {_w} value, ignoring NaN (NaN only where both are NaN). The "
-        f"gradient goes to the {_w} operand, half to each at a tie, and, where one operand "
-        f"is NaN, to the other.\n\n        >>> fnp.{_n}(x, y)\n")
-
-
 # ---- differences ------------------------------------------------------------------------------
 
 @export()
+@numpy_fallback(np.diff, ("a", "prepend", "append"))
 def diff(a, n=1, axis=-1, prepend=_NoValue, append=_NoValue):
     """np.diff: n-th discrete difference along `axis` (booleans use !=).
 
         >>> fnp.diff(x, n=2, axis=0, prepend=0.0)
     """
-    if not _traced(a, prepend, append):
-        return np.diff(a, n, axis, prepend, append)
     n = operator.index(_static(n, "diff: `n`"))
     if n == 0:
         return a
@@ -134,6 +120,7 @@ def _gradient_axis(f, ax, h, edge_order):
 
 
 @export()
+@numpy_fallback(np.gradient, ("f", "varargs"))
 def gradient(f, *varargs, axis=None, edge_order=1):
     """np.gradient: central differences inside, one-sided (edge_order 1 or 2) at the ends;
     spacing as one scalar, one scalar per axis, or coordinate arrays (which may be traced).
@@ -141,8 +128,6 @@ def gradient(f, *varargs, axis=None, edge_order=1):
 
         >>> dfdx, dfdy = fnp.gradient(f, 0.1, 0.2)
     """
-    if not _traced(f, varargs):
-        return np.gradient(f, *varargs, axis=axis, edge_order=edge_order)
     f = _asarray(f)
     nd = _ndim(f)
     axes = tuple(range(nd)) if axis is None else tuple(_axes_in_order(axis, nd))
@@ -170,13 +155,12 @@ def gradient(f, *varargs, axis=None, edge_order=1):
 # ---- elementwise helpers ----------------------------------------------------------------------
 
 @export()
+@numpy_fallback(np.sinc, ("x",))
 def sinc(x):
     """np.sinc: sin(pi x) / (pi x), 1 at 0; exact derivatives at 0 too (a Taylor branch).
 
         >>> fnp.sinc(x)
     """
-    if not _traced(x):
-        return np.sinc(x)
     x = _asarray(x)
     y = np.pi * convert(x, float_dtype(aval_of(x).dtype))
     zero = equal(y, 0)
@@ -186,14 +170,13 @@ def sinc(x):
 
 
 @export()
+@numpy_fallback(np.nan_to_num, ("x", "nan", "posinf", "neginf"))
 def nan_to_num(x, copy=True, nan=0.0, posinf=None, neginf=None):
     """np.nan_to_num: replace NaN, +inf, -inf (defaults 0, the largest and the most negative
     finite value). The derivative is 1 at finite entries and 0 at replaced ones.
 
         >>> fnp.nan_to_num(x, nan=0.0, posinf=1e6)
     """
-    if not _traced(x, nan, posinf, neginf):
-        return np.nan_to_num(x, copy=copy, nan=nan, posinf=posinf, neginf=neginf)
     x = _asarray(x)
     dt = aval_of(x).dtype
     if dt.kind != "f":
@@ -207,48 +190,44 @@ def nan_to_num(x, copy=True, nan=0.0, posinf=None, neginf=None):
 
 
 @export()
+@numpy_fallback(np.isposinf, ("x",))
 def isposinf(x, out=None):
     """np.isposinf (no gradient).
 
         >>> fnp.isposinf(x)
     """
-    if not _traced(x):
-        return np.isposinf(x, out=out)
     return logical_and(isinf(x), logical_not(signbit(x)))
 
 
 @export()
+@numpy_fallback(np.isneginf, ("x",))
 def isneginf(x, out=None):
     """np.isneginf (no gradient).
 
         >>> fnp.isneginf(x)
     """
-    if not _traced(x):
-        return np.isneginf(x, out=out)
     return logical_and(isinf(x), signbit(x))
 
 
 @export()
+@numpy_fallback(np.imag, ("val",))
 def imag(val):
     """np.imag: funcgrad arrays are real, so zeros of val's shape and dtype.
 
         >>> fnp.imag(x)
     """
-    if not _traced(val):
-        return np.imag(val)
     val = _asarray(val)
     return full(_shape(val), 0, aval_of(val).dtype)
 
 
 @export()
+@numpy_fallback(np.angle, ("z",))
 def angle(z, deg=False):
     """np.angle of a real array: pi where z < 0 (or z is -0.0), 0 elsewhere, NaN at NaN;
     the derivative is 0.
 
         >>> fnp.angle(x, deg=True)
     """
-    if not _traced(z):
-        return np.angle(z, deg)
     z = _asarray(z)
     dt = float_dtype(aval_of(z).dtype)
     half = 180.0 if deg else np.pi
@@ -256,34 +235,33 @@ def angle(z, deg=False):
 
 
 @export()
+@numpy_fallback(np.isreal, ("x",))
 def isreal(x):
     """np.isreal: True everywhere for real arrays.
 
         >>> fnp.isreal(x)
     """
-    if not _traced(x):
-        return np.isreal(x)
     return equal(imag(x), 0)
 
 
 @export()
+@numpy_fallback(np.iscomplex, ("x",))
 def iscomplex(x):
     """np.iscomplex: False everywhere for real arrays.
 
         >>> fnp.iscomplex(x)
     """
-    if not _traced(x):
-        return np.iscomplex(x)
     return full(_shape(_asarray(x)), False, np.bool_)
 
 
 @export()
+@numpy_fallback(np.iscomplexobj, check=is_traced)
 def iscomplexobj(x):
     """np.iscomplexobj: whether the dtype is complex (a Python bool, known while tracing).
 
         >>> fnp.iscomplexobj(x)
     """
-    return aval_of(x).dtype.kind == "c" if isinstance(x, Traced) else np.iscomplexobj(x)
+    return aval_of(x).dtype.kind == "c"
 
 
 @export()
@@ -296,24 +274,24 @@ def isrealobj(x):
 
 
 @export()
+@numpy_fallback(np.real_if_close, ("a",), check=is_traced)
 def real_if_close(a, tol=100):
     """np.real_if_close: real arrays are returned unchanged.
 
         >>> fnp.real_if_close(x)
     """
-    return a if isinstance(a, Traced) else np.real_if_close(a, tol)
+    return a
 
 
 # ---- comparisons (no gradient; traced boolean results) ----------------------------------------
 
 @export()
+@numpy_fallback(np.isclose, ("a", "b", "rtol", "atol"))
 def isclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
     """np.isclose: |a - b| <= atol + rtol |b| elementwise (infinities close only if equal).
 
         >>> fnp.isclose(x, y, rtol=1e-6)
     """
-    if not _traced(a, b, rtol, atol):
-        return np.isclose(a, b, rtol=rtol, atol=atol, equal_nan=equal_nan)
     x, y = (v if type(v) in (int, float) else _asarray(v) for v in (a, b))
     if type(y) is not float:
         y = float(y) if type(y) is int else convert(y, np.result_type(dtype_or_pytype(y), 1.0))
@@ -325,24 +303,22 @@ def isclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
 
 
 @export()
+@numpy_fallback(np.allclose, ("a", "b", "rtol", "atol"))
 def allclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
     """np.allclose: all(isclose(...)); a traced 0-d boolean when traced.
 
         >>> fnp.allclose(x, y)
     """
-    if not _traced(a, b, rtol, atol):
-        return np.allclose(a, b, rtol=rtol, atol=atol, equal_nan=equal_nan)
     return _all(isclose(a, b, rtol=rtol, atol=atol, equal_nan=equal_nan))
 
 
 @export()
+@numpy_fallback(np.array_equal, ("a1", "a2"))
 def array_equal(a1, a2, equal_nan=False):
     """np.array_equal: same shape and all elements equal (False if the shapes differ).
 
         >>> fnp.array_equal(x, y)
     """
-    if not _traced(a1, a2):
-        return np.array_equal(a1, a2, equal_nan=equal_nan)
     a1, a2 = _asarray(a1), _asarray(a2)
     if _shape(a1) != _shape(a2):
         return False
@@ -353,13 +329,12 @@ def array_equal(a1, a2, equal_nan=False):
 
 
 @export()
+@numpy_fallback(np.array_equiv, ("a1", "a2"))
 def array_equiv(a1, a2):
     """np.array_equiv: broadcastable and all elements equal.
 
         >>> fnp.array_equiv(x, y[None])
     """
-    if not _traced(a1, a2):
-        return np.array_equiv(a1, a2)
     a1, a2 = _asarray(a1), _asarray(a2)
     try:
         np.broadcast_shapes(_shape(a1), _shape(a2))
@@ -369,13 +344,12 @@ def array_equiv(a1, a2):
 
 
 @export()
+@numpy_fallback(np.count_nonzero, ("a",))
 def count_nonzero(a, axis=None, *, keepdims=False):
     """np.count_nonzero (an integer result).
 
         >>> fnp.count_nonzero(x > 0, axis=1)
     """
-    if not _traced(a):
-        return np.count_nonzero(a, axis=axis, keepdims=keepdims)
     return _sum(not_equal(_asarray(a), 0), axis=axis, dtype=np.intp, keepdims=keepdims)
 
 
@@ -412,28 +386,27 @@ def _convolve(a, v, mode, corr):
 
 
 @export()
+@numpy_fallback(np.convolve, ("a", "v"))
 def convolve(a, v, mode="full"):
     """np.convolve of 1-D arrays (modes full, same, valid), as a gather and a contraction.
 
         >>> fnp.convolve(signal, kernel, mode="same")
     """
-    if not _traced(a, v):
-        return np.convolve(a, v, mode)
     return _convolve(a, v, mode, False)
 
 
 @export()
+@numpy_fallback(np.correlate, ("a", "v"))
 def correlate(a, v, mode="valid"):
     """np.correlate of real 1-D arrays (modes full, same, valid).
 
         >>> fnp.correlate(x, template, mode="valid")
     """
-    if not _traced(a, v):
-        return np.correlate(a, v, mode)
     return _convolve(a, v, mode, True)
 
 
 @export()
+@numpy_fallback(np.interp, ("x", "xp", "fp", "left", "right"))
 def interp(x, xp, fp, left=None, right=None, period=None):
     """np.interp: piecewise-linear interpolation (float64). x, xp and fp may all be traced;
     the gradient w.r.t. x is the segment's slope (0 outside [xp[0], xp[-1]]), w.r.t. fp the
@@ -441,8 +414,6 @@ def interp(x, xp, fp, left=None, right=None, period=None):
 
         >>> fnp.interp(x, [0.0, 1.0, 2.0], fp)
     """
-    if not _traced(x, xp, fp, left, right):
-        return np.interp(x, xp, fp, left, right, period)
     x, xp, fp = (convert(_asarray(t), np.float64) for t in (x, xp, fp))
     if _ndim(xp) != 1 or _ndim(fp) != 1:
         raise ValueError("Data points must be 1D sequences")
@@ -476,13 +447,12 @@ def interp(x, xp, fp, left=None, right=None, period=None):
 
 
 @export()
+@numpy_fallback(np.polyval, ("p", "x"))
 def polyval(p, x):
     """np.polyval by Horner's rule (coefficients highest power first); p and x may be traced.
 
         >>> fnp.polyval([3.0, 0.0, 1.0], x)
     """
-    if not _traced(p, x):
-        return np.polyval(p, x)
     p, x = _asarray(p), _asarray(x)
     y = full(_shape(x), 0, aval_of(x).dtype) if isinstance(x, Traced) else np.zeros_like(x)
     for i in range(_shape(p)[0] if _ndim(p) else 1):

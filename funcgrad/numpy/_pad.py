@@ -7,8 +7,16 @@ import operator
 import numpy as np
 
 from ..ir import Traced, aval_of
-from .base import broadcast_to as _broadcast_to, convert, export, full
-from .shape import _asarray, _slice, _static, _take, _traced, concatenate, flip
+from ..primitives.base import (broadcast_to as _broadcast_to, convert, export, full, has_traced,
+                               numpy_fallback)
+from ..primitives.contract import LETTERS, contract
+from ..primitives.elementwise import floor, rint
+from ..primitives.indexing import getitem, slice_axis
+from ..primitives.reductions import max as max_, min as min_
+from ..primitives.shape import _asarray, concatenate, flip
+from ._arrange import _take
+from ._reductions import mean, sort
+from ._shape import _static
 
 
 # ---- pad -------------------------------------------------------------------------------------
@@ -52,10 +60,9 @@ def _pad_widths(pad_width, ndim):
 
 def _value_pairs(values, ndim):
     """constant_values / end_values -> function (axis, side) -> scalar (maybe traced)."""
-    if _traced(values):
+    if has_traced(values):
         v = _asarray(values)
         v = _broadcast_to(v, (ndim, 2), force=True)
-        from .indexing import getitem
         return lambda ax, side: getitem(v, (ax, side))
     pairs = _as_pairs(values, ndim)
     return lambda ax, side: pairs[ax][side]
@@ -73,8 +80,6 @@ def _fill(value, shape, dtype):
 
 
 def _median(x, axis):
-    from .reductions import sort
-    from .indexing import slice_axis
     n = aval_of(x).shape[axis]
     s = sort(x, axis=axis)
     if n % 2:
@@ -84,16 +89,14 @@ def _median(x, axis):
 
 
 def _stat(mode, chunk, axis, dtype):
-    from . import reductions as r
     if mode == "mean":
-        out = r.mean(chunk, axis=axis, keepdims=True)
+        out = mean(chunk, axis=axis, keepdims=True)
     elif mode == "median":
         out = _median(chunk, axis)
     else:
-        fn = r.max if mode == "maximum" else r.min
+        fn = max_ if mode == "maximum" else min_
         out = fn(chunk, axis=axis, keepdims=True)
     if np.dtype(dtype).kind in "iu" and aval_of(out).dtype.kind == "f":
-        from .elementwise import rint
         out = rint(out)
     return convert(out, dtype)
 
@@ -105,6 +108,7 @@ _PAD_KWARGS = {"constant": {"constant_values"}, "edge": set(), "wrap": set(), "e
 
 
 @export()
+@numpy_fallback(np.pad, ("array", "kwargs"))
 def pad(array, pad_width, mode="constant", **kwargs):
     """np.pad. Modes: constant (constant_values, which may be traced), empty (zeros), edge, wrap,
     reflect and symmetric (reflect_type 'even' or 'odd'), linear_ramp (end_values), maximum,
@@ -112,8 +116,6 @@ def pad(array, pad_width, mode="constant", **kwargs):
 
         >>> fnp.pad(x, ((1, 1), (0, 2)), mode="reflect")
     """
-    if not _traced(array, kwargs):
-        return np.pad(array, pad_width, mode, **kwargs)
     if callable(mode):
         raise NotImplementedError("pad: a callable mode runs Python code that writes in place; "
                                   "it cannot be traced. Build the padding with fnp.concatenate.")
@@ -156,7 +158,6 @@ def pad(array, pad_width, mode="constant", **kwargs):
             raise ValueError("reflect_type must be 'even' or 'odd', got "
                              f"{kwargs['reflect_type']!r}")
         # linear in x: NumPy's pad of the identity gives the matrix W with padded = W @ x
-        from .contract import LETTERS, contract
         for ax, (b, a) in enumerate(widths):
             if b or a:
                 n = aval_of(x).shape[ax]
@@ -177,7 +178,7 @@ def pad(array, pad_width, mode="constant", **kwargs):
                 if not w:
                     parts.append(None)
                     continue
-                edge = _slice(x, ax, 0, 1) if side == 0 else _slice(x, ax, n - 1, n)
+                edge = slice_axis(x, ax, 0, 1) if side == 0 else slice_axis(x, ax, n - 1, n)
                 if np.dtype(dt).kind not in "fc":
                     edge = convert(edge, np.float64)
                 end = ends(ax, side)
@@ -186,7 +187,6 @@ def pad(array, pad_width, mode="constant", **kwargs):
                 if side == 1:
                     ramp = flip(ramp, ax)
                 if np.dtype(dt).kind in "iu":
-                    from .elementwise import floor
                     ramp = floor(ramp)
                 parts.append(convert(ramp, dt))
             x = concatenate([p for p in (parts[0], x, parts[1]) if p is not None], axis=ax)
@@ -202,8 +202,8 @@ def pad(array, pad_width, mode="constant", **kwargs):
         lb, la = (n if ln is None or ln > n else int(ln) for ln in lengths[ax])
         if lb == 0 or la == 0:
             raise ValueError("stat_length of 0 yields no value for padding")
-        left = _stat(mode, _slice(x, ax, 0, lb), ax, dt)
-        right = left if lb == la == n else _stat(mode, _slice(x, ax, n - la, n), ax, dt)
+        left = _stat(mode, slice_axis(x, ax, 0, lb), ax, dt)
+        right = left if lb == la == n else _stat(mode, slice_axis(x, ax, n - la, n), ax, dt)
         cur = aval_of(x).shape
         parts = ([_broadcast_to(left, _shape_with(cur, ax, b), force=True)] if b else []) + [x] + \
                 ([_broadcast_to(right, _shape_with(cur, ax, a), force=True)] if a else [])

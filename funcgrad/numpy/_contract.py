@@ -1,0 +1,209 @@
+"""NumPy's tensor products built on the `contract` primitive (and on matmul, which rules use, in
+funcgrad/primitives/contract.py): dot, vdot, inner, outer, tensordot, einsum, kron, trace,
+diagonal, cross. Their derivatives come from contract's rule (a contraction again) and from
+those of reshape, transpose, reduce_sum and gather.
+"""
+from __future__ import annotations
+
+from functools import lru_cache
+
+import numpy as np
+
+from ..ir import Traced, aval_of
+from ..primitives.base import (broadcast_shapes, broadcast_to, convert, export, normalize_axes,
+                               reduce_sum, reshape, transpose)
+from ..primitives.contract import LETTERS, contract
+from ..primitives.indexing import getitem
+from ..primitives.shape import moveaxis, stack
+
+
+@export()
+def dot(a, b):
+    """np.dot.
+
+        >>> fnp.dot(W, x)
+    """
+    na, nb = aval_of(a).ndim, aval_of(b).ndim
+    if na == 0 or nb == 0:
+        return a * b
+    la, lb = LETTERS[:na], LETTERS[na:na + nb]
+    lb = lb[:-2] + la[-1] + lb[-1] if nb >= 2 else la[-1]
+    out = "".join(ch for ch in la + lb if (la + lb).count(ch) == 1)
+    return contract(a, b, la, lb, out)
+
+
+@export()
+def vdot(a, b):
+    """np.vdot: dot of the flattened arrays."""
+    return contract(reshape(a, (-1,)), reshape(b, (-1,)), "i", "i", "")
+
+
+@export()
+def inner(a, b):
+    """np.inner: sum over the last axes."""
+    na, nb = aval_of(a).ndim, aval_of(b).ndim
+    if na == 0 or nb == 0:
+        return a * b
+    la, lb = LETTERS[:na - 1] + "z", LETTERS[na:na + nb - 1] + "z"
+    return contract(a, b, la, lb, la[:-1] + lb[:-1])
+
+
+@export()
+def outer(a, b):
+    """np.outer of the flattened inputs."""
+    return contract(reshape(a, (-1,)), reshape(b, (-1,)), "i", "j", "ij")
+
+
+@export()
+def tensordot(a, b, axes=2):
+    """np.tensordot.
+
+        >>> fnp.tensordot(A, B, axes=([1], [0]))
+    """
+    na, nb = aval_of(a).ndim, aval_of(b).ndim
+    if np.ndim(axes) == 0:
+        ax_a, ax_b = list(range(na - axes, na)), list(range(axes))
+    else:
+        ax_a, ax_b = [list(np.atleast_1d(x)) for x in axes]
+    ax_a = [int(x) % na for x in ax_a]
+    ax_b = [int(x) % nb for x in ax_b]
+    la = list(LETTERS[:na])
+    lb = list(LETTERS[na:na + nb])
+    for i, j in zip(ax_a, ax_b):
+        lb[j] = la[i]
+    out = [c for c in la if c not in [la[i] for i in ax_a]]
+    out += [c for k, c in enumerate(lb) if k not in ax_b]
+    return contract(a, b, "".join(la), "".join(lb), "".join(out))
+
+
+@export()
+def diagonal(a, offset=0, axis1=0, axis2=1):
+    """np.diagonal (the diagonal becomes the last axis).
+
+        >>> fnp.diagonal(A)
+    """
+    shape = aval_of(a).shape
+    nd = len(shape)
+    axis1, axis2 = normalize_axes(axis1, nd)[0], normalize_axes(axis2, nd)[0]
+    n = max(0, min(shape[axis1] - max(0, -offset), shape[axis2] - max(0, offset)))
+    rows = np.arange(n) + max(0, -offset)
+    cols = np.arange(n) + max(0, offset)
+    rest = [d for d in range(nd) if d not in (axis1, axis2)]
+    a = transpose(a, rest + [axis1, axis2])
+    return getitem(a, (Ellipsis, rows, cols))
+
+
+@export()
+def trace(a, offset=0, axis1=0, axis2=1, dtype=None, out=None):
+    """np.trace: sum of a diagonal."""
+    d = diagonal(a, offset, axis1, axis2)
+    return reduce_sum(d if dtype is None else convert(d, dtype), (aval_of(d).ndim - 1,))
+
+
+@lru_cache(maxsize=512)
+def _parse_einsum(subscripts, ndims):
+    subscripts = subscripts.replace(" ", "")
+    if "->" in subscripts:
+        ins, out = subscripts.split("->")
+    else:
+        ins, out = subscripts, None
+    ins = ins.split(",")
+    if len(ins) != len(ndims):
+        raise ValueError(f"einsum: {len(ins)} operand subscripts for {len(ndims)} operands")
+    used = set("".join(ins) + (out or "")) - {".", ","}
+    free = [c for c in LETTERS if c not in used]
+    ell_nd = 0
+    for s, nd in zip(ins, ndims):
+        if "..." in s:
+            ell_nd = max(ell_nd, nd - (len(s) - 3))
+    ell = "".join(free[:ell_nd])
+    res = []
+    for s, nd in zip(ins, ndims):
+        if "..." in s:
+            k = nd - (len(s) - 3)
+            s = s.replace("...", ell[ell_nd - k:])
+        if len(s) != nd:
+            raise ValueError(f"einsum: subscripts {s!r} do not match an operand with {nd} dims")
+        res.append(s)
+    if out is None:
+        counts = "".join(res)
+        out = ell + "".join(sorted(c for c in set(counts) if counts.count(c) == 1 and c not in ell))
+    else:
+        out = out.replace("...", ell)
+    return tuple(res), out
+
+
+def _prepare_operand(x, s, keep):
+    """Take diagonals of repeated letters and sum letters not in `keep`; returns (x, subs)."""
+    while True:
+        rep = next((c for c in s if s.count(c) > 1), None)
+        if rep is None:
+            break
+        i = s.index(rep)
+        j = s.index(rep, i + 1)
+        x = diagonal(x, 0, i, j)
+        s = s[:i] + s[i + 1:j] + s[j + 1:] + rep
+    drop = tuple(k for k, c in enumerate(s) if c not in keep)
+    if drop:
+        x = reduce_sum(x, drop)
+        s = "".join(c for c in s if c in keep)
+    return x, s
+
+
+@export()
+def einsum(subscripts, *operands, optimize=None):
+    """np.einsum (explicit or implicit output, ellipsis, repeated letters), contracted pairwise.
+
+        >>> fnp.einsum("bij,bjk->bik", A, B)
+    """
+    if not isinstance(subscripts, str):
+        raise NotImplementedError("einsum: only the subscripts-string form is supported")
+    ops = [x if isinstance(x, Traced) else np.asarray(x) for x in operands]
+    subs, out = _parse_einsum(subscripts, tuple(aval_of(x).ndim for x in ops))
+    subs = list(subs)
+    for k in range(len(ops)):
+        others = out + "".join(s for m, s in enumerate(subs) if m != k)
+        ops[k], subs[k] = _prepare_operand(ops[k], subs[k], others)
+    x, s = ops[0], subs[0]
+    for k in range(1, len(ops)):
+        later = out + "".join(subs[k + 1:])
+        keep = "".join(dict.fromkeys(c for c in s + subs[k] if c in later))
+        x, s = contract(x, ops[k], s, subs[k], keep), keep
+    x, s = _prepare_operand(x, s, out)
+    if sorted(s) != sorted(out):
+        # letters of the output that no operand has cannot occur; anything else is a bug
+        raise ValueError(f"einsum: cannot produce output {out!r} from {s!r}")
+    return transpose(x, tuple(s.index(c) for c in out))
+
+
+@export()
+def kron(a, b):
+    """np.kron."""
+    na, nb = aval_of(a).ndim, aval_of(b).ndim
+    nd = max(na, nb)
+    a = reshape(a, (1,) * (nd - na) + tuple(aval_of(a).shape))
+    b = reshape(b, (1,) * (nd - nb) + tuple(aval_of(b).shape))
+    la, lb = LETTERS[:nd], LETTERS[nd:2 * nd]
+    out = contract(a, b, la, lb, "".join(x + y for x, y in zip(la, lb)))
+    return reshape(out, tuple(p * q for p, q in zip(aval_of(a).shape, aval_of(b).shape)))
+
+
+@export()
+def cross(a, b, axisa=-1, axisb=-1, axisc=-1, axis=None):
+    """np.cross for 3-vectors (and 2-vectors, giving the z component)."""
+    if axis is not None:
+        axisa = axisb = axisc = axis
+    a, b = moveaxis(a, axisa, -1), moveaxis(b, axisb, -1)
+    na, nb = aval_of(a).shape[-1], aval_of(b).shape[-1]
+    if na not in (2, 3) or nb not in (2, 3):
+        raise ValueError("incompatible dimensions for cross product (dimension must be 2 or 3)")
+    c = lambda x, i: getitem(x, (Ellipsis, i)) if i < aval_of(x).shape[-1] else 0.0
+    if na == 2 and nb == 2:
+        return c(a, 0) * c(b, 1) - c(a, 1) * c(b, 0)
+    x = c(a, 1) * c(b, 2) - c(a, 2) * c(b, 1)
+    y = c(a, 2) * c(b, 0) - c(a, 0) * c(b, 2)
+    z = c(a, 0) * c(b, 1) - c(a, 1) * c(b, 0)
+    comps = [x, y, z]
+    shape = broadcast_shapes(*[aval_of(t).shape for t in comps])
+    res = stack([broadcast_to(t, shape, force=True) for t in comps], axis=-1)
+    return moveaxis(res, -1, axisc)

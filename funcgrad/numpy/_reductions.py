@@ -1,0 +1,131 @@
+"""NumPy's reductions that are compositions: all, any, mean, var, std, logsumexp and sort.
+
+They are built from the reduction primitives and their binding functions (sum, prod, max, min,
+argsort, ...) in funcgrad/primitives/reductions.py, so their derivatives of every order come
+from those rules: mean and var differentiate through sum, std through sqrt(var), sort through
+the gather of take_along_axis (the gradient flows back to each element's original position).
+"""
+from __future__ import annotations
+
+import builtins
+
+import numpy as np
+
+from ..ir import Traced, aval_of
+from ..primitives.base import broadcast_to, convert, export, normalize_axes, reshape as _reshape
+from ..primitives.elementwise import exp, isfinite, log, maximum as _elementwise_max, sqrt, where
+from ..primitives.reductions import _count, _kept_shape, _plain, argsort, max, min, sum
+from ..primitives.shape import ravel, take_along_axis
+
+
+@export()
+def all(a, axis=None, out=None, keepdims=False):
+    """np.all."""
+    if not isinstance(a, Traced):
+        return np.all(a, axis=axis, keepdims=keepdims)
+    if aval_of(a).size == 0:            # nothing to reduce over: NumPy's identity, True
+        return np.all(np.zeros(aval_of(a).shape, bool), axis=axis, keepdims=keepdims)
+    return min(convert(a, bool), axis=axis, keepdims=keepdims)
+
+
+@export()
+def any(a, axis=None, out=None, keepdims=False):
+    """np.any."""
+    if not isinstance(a, Traced):
+        return np.any(a, axis=axis, keepdims=keepdims)
+    if aval_of(a).size == 0:            # nothing to reduce over: NumPy's identity, False
+        return np.any(np.zeros(aval_of(a).shape, bool), axis=axis, keepdims=keepdims)
+    return max(convert(a, bool), axis=axis, keepdims=keepdims)
+
+
+def _mean_dtype(dtype):
+    return np.dtype(np.float64) if dtype.kind in "biu" else dtype
+
+
+def _where_count(a, axis, keepdims, where_):
+    """How many entries each result of a reduction over `axis` averages: all of them, or
+    those where the mask is True."""
+    if where_ is None or where_ is True:
+        return _count(aval_of(a).shape, normalize_axes(axis, aval_of(a).ndim))
+    mask = broadcast_to(convert(where_, bool), aval_of(a).shape)
+    return sum(mask, axis=axis, keepdims=keepdims)
+
+
+@export()
+def mean(a, axis=None, dtype=None, out=None, keepdims=False, where=None):
+    """np.mean, with where= (ints average in float64).
+
+        >>> fnp.mean(x, axis=0)
+    """
+    res = _plain(np.mean, a, where, axis=axis, dtype=dtype, keepdims=keepdims)
+    if res is not None:
+        return res
+    a = a if isinstance(a, Traced) else np.asarray(a)
+    dt = np.dtype(dtype) if dtype is not None else _mean_dtype(aval_of(a).dtype)
+    total = sum(a, axis=axis, dtype=dt, keepdims=keepdims, where=where)
+    return convert(total / _where_count(a, axis, keepdims, where), dt)
+
+
+@export()
+def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, where=None):
+    """np.var with ddof and where= (two passes: the mean, then squared deviations from it).
+
+        >>> fnp.var(x, axis=0, ddof=1)
+    """
+    res = _plain(np.var, a, where, axis=axis, dtype=dtype, ddof=ddof, keepdims=keepdims)
+    if res is not None:
+        return res
+    a = a if isinstance(a, Traced) else np.asarray(a)
+    dt = np.dtype(dtype) if dtype is not None else _mean_dtype(aval_of(a).dtype)
+    a = convert(a, dt)
+    centered = a - mean(a, axis=axis, keepdims=True, where=where)
+    squares = sum(centered * centered, axis=axis, keepdims=keepdims, where=where)
+    dof = _where_count(a, axis, keepdims, where) - ddof        # NumPy: at least 0 (0/0 = nan)
+    dof = builtins.max(dof, 0) if isinstance(dof, int) else _elementwise_max(dof, 0)
+    return convert(squares / dof, dt)
+
+
+@export()
+def std(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, where=None):
+    """np.std = sqrt(var), with ddof and where=; its derivative is infinite where the spread
+    is 0.
+
+        >>> fnp.std(x, axis=0)
+    """
+    res = _plain(np.std, a, where, axis=axis, dtype=dtype, ddof=ddof, keepdims=keepdims)
+    if res is not None:
+        return res
+    return sqrt(var(a, axis=axis, dtype=dtype, ddof=ddof, keepdims=keepdims, where=where))
+
+
+@export()
+def logsumexp(a, axis=None, b=None, keepdims=False, return_sign=False):
+    """log(sum(b * exp(a))) computed stably (scipy.special.logsumexp).
+
+        >>> fnp.logsumexp(logits, axis=-1)
+    """
+    if return_sign:
+        raise NotImplementedError("logsumexp(return_sign=True) is not supported")
+    m = max(a, axis=axis, keepdims=True)
+    m = where(isfinite(m), m, 0.0)
+    e = exp(a - m)
+    if b is not None:
+        e = e * b
+    s = log(sum(e, axis=axis, keepdims=True)) + m
+    if not keepdims:
+        axes = normalize_axes(axis, aval_of(s).ndim)
+        s = _reshape(s, _kept_shape(aval_of(s).shape, axes)) if isinstance(s, Traced) else np.squeeze(s, axes)
+    return s
+
+
+@export()
+def sort(a, axis=-1, kind=None, order=None, stable=None):
+    """np.sort; the gradient flows back to each element's original position.
+
+        >>> fnp.sort(x, axis=-1)
+    """
+    if not isinstance(a, Traced):
+        return np.sort(a, axis=axis)
+    if axis is None:
+        a, axis = ravel(a), 0
+    return take_along_axis(a, argsort(a, axis), axis)
