@@ -12,8 +12,8 @@ from ._errors import (CarryTypeError, ConcretizationError, EscapedTracerError, F
 from .api.gradients import grad, make_ir, value_and_grad, vjp
 from .api.derivatives import hessian, hvp, jacfwd, jacrev, jvp, linearize
 from .higher_order import (checkpoint, checkpoint_name, checkpoint_policies, cond, custom_jvp,
-                           custom_vjp, fori_loop, pure_callback, scan, stop_gradient, switch,
-                           while_loop)
+                           custom_linear_solve, custom_root, custom_vjp, fori_loop, pure_callback,
+                           scan, stop_gradient, switch, while_loop)
 from .api.vmap import vmap
 from .interpreter import eval_program
 from .api.jit import disable_jit, jit
@@ -26,7 +26,7 @@ from . import flatten_util, scipy  # noqa: F401  (fg.flatten_util, fg.scipy)
 
 from ._version import __version__  # noqa: E402
 __all__ = ["grad", "value_and_grad", "vjp", "jvp", "linearize", "jacfwd", "jacrev", "hessian", "hvp", "vmap",
-           "stop_gradient", "custom_vjp", "custom_jvp", "checkpoint", "checkpoint_name", "checkpoint_policies",
+           "stop_gradient", "custom_vjp", "custom_jvp", "custom_root", "custom_linear_solve", "checkpoint", "checkpoint_name", "checkpoint_policies",
            "pure_callback", "make_ir", "jit",
            "fori_loop", "scan", "while_loop", "cond", "switch", "disable_jit", "clear_cache", "cache_dir", "eval_program", "tree_util", "nn", "optim", "scipy", "flatten_util", "Program",
            "FuncgradError", "CarryTypeError", "ConcretizationError", "MutationError", "NonScalarOutputError",

@@ -214,7 +214,7 @@ class custom_jvp:
             def tangent_map(*ts):
                 return rule(tuple(merge(diff, nondiff)), tuple(merge(list(ts), [None] * len(nondiff))))[1]
             zeros = [tree_map(lambda a: a * 0.0, d) for d in diff]
-            return _vjp_of(tangent_map, zeros, ct)
+            return vjp_of(tangent_map, zeros, ct)
 
         self._vjp = custom_vjp(fun, nondiff_argnums=nd).defvjp(fwd, bwd)
         self._rule = rule
@@ -227,10 +227,10 @@ class custom_jvp:
         return self._vjp(*args)
 
 
-def _vjp_of(fn, primals, ct):
-    """The cotangents of fn's arguments at `primals` given the cotangent `ct` of its output:
-    reverse mode (transforms/vjp.py) of fn traced there, evaluated at once (staged into the
-    enclosing trace when ct is traced)."""
+def vjp_of(fn, primals, ct):
+    """The cotangents of fn's arguments at `primals` (None for non-float leaves) given the
+    cotangent `ct` of its output: reverse mode (transforms/vjp.py) of fn traced there,
+    evaluated at once (staged into the enclosing trace when ct is traced)."""
     leaves, in_tree = tree_flatten(list(primals))
     box = []
 
@@ -252,9 +252,10 @@ def _vjp_of(fn, primals, ct):
                              f"rule's tangent output {i} has shape {o.aval.shape}")
     cts = [c if aval_of(c).dtype == o.aval.dtype else convert(c, o.aval.dtype)
            for c, o, f in zip(ct_leaves, prog.outs, floats) if f]
-    joint = vjp_program(prog, [False] * len(consts) + [True] * len(leaves), floats)
-    grads = eval_program(joint, *consts, *leaves, *cts)[len(prog.outs):]
-    return tuple(tree_unflatten(in_tree, list(grads)))
+    wrt = [a.is_float for a in avals]
+    joint = vjp_program(prog, [False] * len(consts) + wrt, floats)
+    grads = iter(eval_program(joint, *consts, *leaves, *cts)[len(prog.outs):])
+    return tuple(tree_unflatten(in_tree, [next(grads) if w else None for w in wrt]))
 
 
 def checkpoint(f, policy=None):
