@@ -38,7 +38,7 @@ LAYERS = [
     ("tiering", ["funcgrad.tiering"]),
     ("higher_order", ["funcgrad.higher_order"]),
     ("backend", ["funcgrad.backend"]),
-    ("api", ["funcgrad.api", "funcgrad.nn", "funcgrad.optim", "funcgrad.scipy",
+    ("api", ["funcgrad.api", "funcgrad.nn", "funcgrad.optim", "funcgrad.optimize", "funcgrad.scipy",
              "funcgrad.testing"]),
     ("package", ["funcgrad"]),
 ]
