@@ -108,3 +108,45 @@ def test_bad_arguments():
         fg.optimize.minimize(rosen, np.zeros(2), bounds=[(0, 1)])
     with pytest.raises(TypeError, match="unknown options"):
         fg.optimize.minimize(rosen, np.zeros(2), options={"gtoll": 1})
+
+
+@pytest.mark.parametrize("method", ["newton", "broyden"])
+def test_root_finds_cube_roots_and_differentiates_them_implicitly(method):
+    a = np.array([2.0, 3.0, 5.0])
+    F = lambda x, a: x ** 3 - a + 0.1 * fnp.roll(x, 1)       # coupled, so J is not diagonal
+    sol = fg.optimize.root(F, np.ones(3), args=(a,), method=method)
+    ref = so.root(lambda x: x ** 3 - a + 0.1 * np.roll(x, 1), np.ones(3), tol=1e-12)
+    assert sol.success and sol.nit < 30, sol.message
+    np.testing.assert_allclose(sol.x, ref.x, rtol=1e-10)
+    J = fg.jacfwd(lambda x: F(x, a))(sol.x)
+    dx_da = fg.jacrev(lambda a: fg.optimize.root(F, np.ones(3), args=(a,), method=method).x)(a)
+    np.testing.assert_allclose(dx_da, np.linalg.inv(J), rtol=1e-8, atol=1e-12)   # -J^-1 dF/da
+
+
+@pytest.mark.parametrize("method", ["lm", "gauss-newton"])
+def test_least_squares_curve_fit_agrees_with_scipy_and_is_differentiable(method):
+    t = np.linspace(0, 3, 30)
+    y = 2.0 * np.exp(-1.3 * t) + 0.01 * np.sin(7 * t)
+    res = lambda p, t, y: p[0] * fnp.exp(-p[1] * t) - y
+    ours = fg.optimize.least_squares(res, np.array([1.0, 0.5]), args=(t, y), method=method)
+    ref = so.least_squares(lambda p: p[0] * np.exp(-p[1] * t) - y, [1.0, 0.5], method="lm",
+                           xtol=1e-12, ftol=1e-12, gtol=1e-12)
+    assert ours.success, ours.message
+    np.testing.assert_allclose(ours.x, ref.x, rtol=1e-7)
+    np.testing.assert_allclose(ours.cost, ref.cost, rtol=1e-10)
+    fit = lambda y: fg.optimize.least_squares(res, np.array([1.0, 0.5]), args=(t, y),
+                                              method=method, ftol=1e-14, xtol=1e-14,
+                                              gtol=1e-14).x
+    dx_dy = fg.jacrev(fit)(y)
+    k, eps = 4, 1e-4
+    e = np.zeros_like(y)
+    e[k] = eps
+    fd = (fit(y + e) - fit(y - e)) / (2 * eps)
+    np.testing.assert_allclose(dx_dy[:, k], fd, rtol=1e-5, atol=1e-9)
+
+
+def test_root_and_least_squares_refuse_unknown_methods():
+    with pytest.raises(ValueError, match="'newton' or 'broyden'"):
+        fg.optimize.root(lambda x: x, np.ones(2), method="hybr")
+    with pytest.raises(ValueError, match="'lm' or 'gauss-newton'"):
+        fg.optimize.least_squares(lambda x: x, np.ones(2), method="trf")

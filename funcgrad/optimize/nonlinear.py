@@ -1,0 +1,185 @@
+"""fg.optimize.root and fg.optimize.least_squares: Newton / Broyden and Levenberg-Marquardt /
+Gauss-Newton, each one compiled fg.while_loop, with SciPy's result fields.
+
+    >>> sol = fg.optimize.root(lambda x: x ** 3 - a, np.ones(3), method="newton")
+    >>> fit = fg.optimize.least_squares(lambda p, t, y: p[0] * fnp.exp(-p[1] * t) - y,
+    ...                                 np.array([1.0, 0.5]), args=(t, y), method="lm")
+
+Jacobians are formed by forward mode (dense: these are for problems of modest size). Under a
+transform with traced `args`, the solution is differentiated implicitly (fg.custom_root on
+F(x, args) = 0, or on J^T r = 0 for least squares), not through the iterations.
+"""
+from __future__ import annotations
+
+import numpy as np
+from scipy.optimize import OptimizeResult
+
+from .. import numpy as fnp
+from ..api.derivatives import jacfwd
+from ..api.gradients import grad
+from ..api.jit import jit
+from ..flatten_util import ravel_pytree
+from ..higher_order.custom import stop_gradient
+from ..higher_order.implicit import custom_root
+from ..higher_order.loops import while_loop
+from ..ir import Traced
+from ..tree_util import tree_leaves
+
+__all__ = ["root", "least_squares"]
+
+_ROOT_MESSAGES = {0: "Maximum number of iterations reached.",
+                  1: "The solution converged: max |F(x)| <= tol.",
+                  2: "The iteration is not making progress (the step is below xtol)."}
+_LSQ_MESSAGES = {0: "Maximum number of iterations reached.",
+                 1: "`gtol` termination condition is satisfied.",
+                 2: "`ftol` termination condition is satisfied.",
+                 3: "`xtol` termination condition is satisfied."}
+
+
+def _dense_solve(g, y):
+    """Solve g(x) = y for a linear function g by materialising its matrix (small systems)."""
+    n = y.shape[0]
+    return fnp.linalg.solve(fnp.stack([g(e) for e in np.eye(n)], axis=1), y)
+
+
+def _flat(fun, x0, args):
+    flat0, unravel = ravel_pytree(x0)
+    return (np.asarray(flat0, np.float64), unravel,
+            lambda x, *a: fnp.ravel(fun(unravel(x), *a)))
+
+
+def _traced(args):
+    return any(isinstance(leaf, Traced) for leaf in tree_leaves(args))
+
+
+def root(fun, x0, args=(), *, method="newton", tol=1e-10, maxiter=100, xtol=1e-14):
+    """A zero of fun(x, *args) (a vector function of as many outputs as inputs) from x0.
+
+    method "newton": x -= J(x)^-1 F(x) with a backtracking line search on |F|^2; "broyden":
+    Broyden's good method (the Jacobian formed once at x0, then rank-one updates).
+    Stops when max |F(x)| <= tol, when a step is below xtol relative, or after maxiter.
+    Returns an OptimizeResult with x, fun, nit, nfev, njev, success, status, message.
+    """
+    if method not in ("newton", "broyden"):
+        raise ValueError(f"root: method must be 'newton' or 'broyden', got {method!r}")
+    flat0, unravel, F = _flat(fun, x0, args)
+
+    @jit
+    def run(x0, args):
+        f = lambda x: F(x, *args)
+        J0, f0 = jacfwd(f)(x0), f(x0)
+
+        def body(s):
+            x, fx, J = s["x"], s["f"], s["J"]
+            if method == "newton":
+                J = jacfwd(f)(x)
+            d = -fnp.linalg.solve(J, fx)
+            norm2 = fnp.sum(fx * fx)
+
+            def backtrack(c):             # halve until |F|^2 decreases enough (Armijo)
+                t, _, _, k = c
+                t = t * 0.5
+                fy = f(x + t * d)
+                return t, fy, fnp.sum(fy * fy), k + 1
+            f1 = f(x + d)
+            t, k = 1.0, 0
+            if method == "newton":
+                t, f1, _, k = while_loop(
+                    lambda c: (c[2] > (1 - 1e-4 * c[0]) * norm2) & (c[3] < 30),
+                    backtrack, (1.0, f1, fnp.sum(f1 * f1), np.int64(0)))
+            step = t * d
+            x1 = x + step
+            if method == "broyden":
+                J = J + fnp.outer(f1 - fx - J @ step, step) / fnp.sum(step * step)
+            small = fnp.max(fnp.abs(step)) <= xtol * (1 + fnp.max(fnp.abs(x1)))
+            return {"x": x1, "f": f1, "J": J, "k": s["k"] + 1,
+                    "nfev": s["nfev"] + 1 + k, "njev": s["njev"] + (method == "newton"),
+                    "status": fnp.where(fnp.max(fnp.abs(f1)) <= tol, 1,
+                                        fnp.where(small, 2, 0))}
+        s = {"x": x0, "f": f0, "J": J0, "k": np.int64(0), "nfev": np.int64(1),
+             "njev": np.int64(1), "status": fnp.where(fnp.max(fnp.abs(f0)) <= tol, 1, 0)}
+        s = while_loop(lambda s: (s["status"] == 0) & (s["k"] < maxiter), body, s)
+        return s["x"], s["f"], s["k"], s["nfev"], s["njev"], s["status"]
+
+    if _traced(args):
+        def solve(G, x_init):
+            return run(stop_gradient(x_init), args)[0]
+        x = custom_root(lambda x: F(x, *args), flat0, solve, _dense_solve)
+        return OptimizeResult(x=unravel(x), fun=F(x, *args), success=None,
+                              message="traced: the solution is differentiated implicitly")
+    x, f, nit, nfev, njev, status = run(flat0, tuple(args))
+    status = int(status)
+    return OptimizeResult(x=unravel(x), fun=f, nit=int(nit), nfev=int(nfev), njev=int(njev),
+                          status=status, success=status == 1, message=_ROOT_MESSAGES[status])
+
+
+def least_squares(fun, x0, args=(), *, method="lm", ftol=1e-8, xtol=1e-8, gtol=1e-8,
+                  max_nfev=None):
+    """Minimise 0.5 * sum(fun(x, *args) ** 2) over x (a pytree) from x0.
+
+    method "lm": Levenberg-Marquardt with Marquardt's diagonal scaling and a gain-ratio update
+    of the damping; "gauss-newton": undamped Gauss-Newton steps with backtracking. SciPy's
+    stopping tests (ftol on the cost reduction, xtol on the step, gtol on max |J^T r|).
+    Returns an OptimizeResult with x, cost, fun (residuals), jac, grad, nfev, njev, status,
+    success, message.
+    """
+    if method not in ("lm", "gauss-newton"):
+        raise ValueError(f"least_squares: method must be 'lm' or 'gauss-newton', got {method!r}")
+    flat0, unravel, r_of = _flat(fun, x0, args)
+    n = flat0.size
+    max_nfev = int(max_nfev if max_nfev is not None else 100 * n)
+
+    @jit
+    def run(x0, args):
+        r = lambda x: r_of(x, *args)
+
+        def model(x):
+            rx, J = r(x), jacfwd(r)(x)
+            return rx, J, J.T @ rx, 0.5 * fnp.sum(rx * rx)
+
+        def body(s):
+            x, rx, J, g, cost, mu = s["x"], s["r"], s["J"], s["g"], s["cost"], s["mu"]
+            A = J.T @ J
+            damp = mu * fnp.maximum(fnp.diag(A), 1e-12) if method == "lm" else 0.0 * fnp.diag(A)
+            step = -fnp.linalg.solve(A + fnp.diag(damp), g)
+            if method == "gauss-newton":
+                def halve(c):
+                    t, _ = c
+                    y = r(x + 0.5 * t * step)
+                    return 0.5 * t, 0.5 * fnp.sum(y * y)
+                r1 = r(x + step)
+                t, c1 = while_loop(lambda c: (c[1] > cost) & (c[0] > 1e-10), halve,
+                                   (1.0, 0.5 * fnp.sum(r1 * r1)))
+                step = t * step
+            x1 = x + step
+            r1, J1, g1, c1 = model(x1)
+            predicted = -(fnp.sum(g * step) + 0.5 * fnp.sum(step * (A @ step)))
+            rho = (cost - c1) / fnp.where(predicted > 0, predicted, 1.0)
+            accept = c1 < cost
+            mu1 = fnp.where(rho > 0.75, mu / 3.0, fnp.where(rho < 0.25, mu * 2.0, mu))
+            keep = lambda new, old: fnp.where(accept, new, old)
+            ftol_ok = accept & ((cost - c1) <= ftol * cost)
+            xtol_ok = fnp.sqrt(fnp.sum(step * step)) <= xtol * (xtol + fnp.sqrt(fnp.sum(x * x)))
+            gtol_ok = fnp.max(fnp.abs(keep(g1, g))) <= gtol
+            return {"x": keep(x1, x), "r": keep(r1, rx), "J": keep(J1, J), "g": keep(g1, g),
+                    "cost": keep(c1, cost), "mu": fnp.where(accept, mu1, mu * 4.0),
+                    "nfev": s["nfev"] + 1, "status": fnp.where(
+                        gtol_ok, 1, fnp.where(ftol_ok, 2, fnp.where(xtol_ok, 3, 0)))}
+        r0, J0, g0, c0 = model(x0)
+        s = {"x": x0, "r": r0, "J": J0, "g": g0, "cost": c0, "mu": 1e-3 + 0 * c0,
+             "nfev": np.int64(1), "status": fnp.where(fnp.max(fnp.abs(g0)) <= gtol, 1, 0)}
+        s = while_loop(lambda s: (s["status"] == 0) & (s["nfev"] < max_nfev), body, s)
+        return s["x"], s["r"], s["J"], s["g"], s["cost"], s["nfev"], s["status"]
+
+    if _traced(args):
+        def solve(G, x_init):
+            return run(stop_gradient(x_init), args)[0]
+        cost = lambda x: 0.5 * fnp.sum(r_of(x, *args) ** 2)
+        x = custom_root(lambda x: grad(cost)(x), flat0, solve, _dense_solve)
+        return OptimizeResult(x=unravel(x), cost=cost(x), fun=r_of(x, *args), success=None,
+                              message="traced: the solution is differentiated implicitly")
+    x, rx, J, g, cost, nfev, status = run(flat0, tuple(args))
+    status = int(status)
+    return OptimizeResult(x=unravel(x), cost=float(cost), fun=rx, jac=J, grad=g, nfev=int(nfev),
+                          njev=int(nfev), status=status, success=status > 0,
+                          message=_LSQ_MESSAGES[status])
