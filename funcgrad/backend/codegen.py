@@ -340,7 +340,8 @@ class LoopEmitter:
     def __init__(self, gen: Generator, group, need):
         self.gen, self.g, self.need = gen, group, need
         self.shape = group.shape
-        self.idx = [f"i{k}" for k in range(len(self.shape))]
+        # a dimension of size 1 has no loop: its index is 0
+        self.idx = ["0" if n == 1 else f"i{k}" for k, n in enumerate(self.shape)]
         self.local: dict[int, str] = {}       # var id -> scalar expression inside the loop
         self.members = {v.id for e in group.eqns for v in e.outputs}
         # a large loop's body is written as calls to parts (split.py), run serially
@@ -448,23 +449,26 @@ class LoopEmitter:
         for line in pre:
             src.emit(line)
         outer = "numba.prange" if self.parallel_ok() else "range"
+        opened = [n != 1 for n in self.shape]       # a dimension of size 1 has no loop
         for k, n in enumerate(self.shape):
             for line in self.level_pre.get(k, ()):
                 src.emit(line)
-            src.emit(f"for i{k} in {outer if k == 0 else 'range'}({gen.dim(n)}):")
-            src.depth += 1
+            if opened[k]:
+                src.emit(f"for i{k} in {outer if k == 0 else 'range'}({gen.dim(n)}):")
+                src.depth += 1
         if self.split_body:
             ends = starts[1:] + [len(self.body)]
             after = [line for lines in (*self.level_pre.values(), *self.level_post.values(), post)
                      for line in lines]
             kept = [gen.names[v.id] for e in self.g.eqns for v in e.outputs if v.id in self.need]
-            split.outline(gen, [split.Unit(self.body[a:b], 1) for a, b in zip(starts, ends)],
-                          split.Unit(after, 0).reads + kept)
+            units = [split.Unit(self.body[a:b], 1) for a, b in zip(starts, ends) if b > a]
+            split.outline(gen, units, split.Unit(after, 0).reads + kept)
         else:
             for line in self.body:
                 src.emit(line)
         for k in reversed(range(len(self.shape))):
-            src.depth -= 1
+            if opened[k]:
+                src.depth -= 1
             for line in self.level_post.get(k, ()):
                 src.emit(line)
         for line in post:
@@ -473,7 +477,7 @@ class LoopEmitter:
     def parallel_ok(self):
         """prange over the outer loop is safe: sums into scalars, writes indexed by i0 only."""
         if (not self.gen.parallel or self.gen.nested or self.split_body or not self.shape
-                or int(np.prod(self.shape)) < PARALLEL_MIN_SIZE):
+                or self.shape[0] == 1 or int(np.prod(self.shape)) < PARALLEL_MIN_SIZE):
             return False
         for e in self.g.eqns:
             if e.prim.name in ("reduce_max", "reduce_min", "scatter"):

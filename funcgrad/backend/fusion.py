@@ -36,8 +36,8 @@ def slice_positions(spec, in_shape, idx):
         start, _, step = slice(*s[1:]).indices(in_shape[d])
         i = idx[k]
         k += 1
-        pos.append(i if (start, step) == (0, 1) else f"{start} + {i}" if step == 1
-                   else f"{start} + {step} * {i}")
+        pos.append(i if (start, step) == (0, 1) else str(start) if i == "0"    # (no loop)
+                   else f"{start} + {i}" if step == 1 else f"{start} + {step} * {i}")
     return pos + idx[k:]
 
 
