@@ -156,6 +156,9 @@ FRESH = {"broadcast_in_dim", "transpose", "scatter", "contract", "concatenate", 
 
 PARALLEL_MIN_SIZE = 1 << 15   # smaller loops are not worth starting threads for
 
+# outputs that are their (first) inputs, written as the inputs' names (never fresh: not updated)
+RENAMES = ("remat_barrier", "custom_vjp_call")
+
 
 class Generator:
     def __init__(self, prog: Program, name="kernel", parallel=False):
@@ -163,6 +166,7 @@ class Generator:
         printer = _Printer(source_info=False)
         printer.program(prog, 0)
         self.names = {vid: (n + "_" if n in RESERVED else n) for vid, n in printer.names.items()}
+        self.own_names = dict(self.names)       # before any alias (see alias)
         self.consts: list = []          # non-scalar literals, passed as extra arguments
         self.const_names: dict[int, str] = {}
         self.impls: dict[str, object] = {}   # objmode helpers, by name
@@ -176,6 +180,7 @@ class Generator:
         self.parts = 0
         self.uses, self.inputs, self.producer = {}, set(), {}
         self.lit_values = {}            # var id -> scalar: the value of a broadcast literal
+        self.in_var_uses: Counter = Counter()   # var id -> sub-programs with it as an input
         self._scan(prog)
         self.nested = 0                 # > 0 while emitting a loop body or branch
         self.dim_names = {}
@@ -192,6 +197,7 @@ class Generator:
         for e in prog.eqns:
             self.producer.update((v.id, e.prim) for v in e.outputs)
             for sub in sub_programs(e.params):
+                self.in_var_uses.update(v.id for v in sub.in_vars)
                 self._scan(sub)
 
     def vecmath(self, template):
@@ -265,6 +271,17 @@ class Generator:
         if pairs:
             self.src.emit(", ".join(t for t, _ in pairs) + " = " + ", ".join(v for _, v in pairs))
 
+    def alias(self, vars_, texts):
+        """Write variables as other names (or literals) from here on instead of copying them
+        (`f = a`): only values no code assigns while the alias is read (a loop's constants)."""
+        for v, t in zip(vars_, texts):
+            self.names[v.id] = t
+
+    def unalias(self, vars_):
+        """Variables code assigns get their own names back (a shared sub-program's aliases)."""
+        for v in vars_:
+            self.names[v.id] = self.own_names[v.id]
+
     def generate(self):
         body = self.src
         self.emit_program(self.prog)
@@ -277,6 +294,9 @@ class Generator:
     def statement(self, e):
         outs = [self.names[v.id] for v in e.outputs]
         ins = [self.name(v) for v in e.inputs]
+        if e.prim.name in RENAMES:          # outputs are (the first) inputs: no copies
+            self.alias(e.outputs, ins)
+            return
         structured = STRUCTURED.get(e.prim.name)
         if structured is not None:
             self.src.emit(f"# {e.prim.name}" + (f"  ({_comment(e.src)})" if e.src is not None else ""))
@@ -343,6 +363,7 @@ class LoopEmitter:
         # a dimension of size 1 has no loop: its index is 0
         self.idx = ["0" if n == 1 else f"i{k}" for k, n in enumerate(self.shape)]
         self.local: dict[int, str] = {}       # var id -> scalar expression inside the loop
+        self.loaded: dict[str, str] = {}      # array name -> its element's local
         self.members = {v.id for e in group.eqns for v in e.outputs}
         # a large loop's body is written as calls to parts (split.py), run serially
         self.split_body = gen.large and len(group.eqns) > split.CHUNK_SIZE
@@ -361,8 +382,10 @@ class LoopEmitter:
         name = self.gen.name(v)
         if v.aval.ndim == 0:
             return name
-        local = f"{name}_i"
-        self.body.append(f"{local} = {name}{self.index(self.idx)}")
+        local = self.loaded.get(name)
+        if local is None:                 # (two variables may be written as one name)
+            local = self.loaded[name] = f"{name}_i"
+            self.body.append(f"{local} = {name}{self.index(self.idx)}")
         if isinstance(v, Var):
             self.local[v.id] = local
         return local
@@ -490,8 +513,11 @@ class LoopEmitter:
         """x.at[slices] op= u inside the loop: copy x once (or take it over when this is its
         only use, e.g. the buffer of an earlier scatter-add of the same loop)."""
         x, u = e.inputs[0], e.inputs[1]
-        own = self.gen.owns(x)
-        pre.append(f"{oname} = {self.gen.name(x)}" + ("" if own or x.aval.ndim == 0 else ".copy()"))
+        if self.gen.owns(x) and x.aval.ndim:        # written into x, named x
+            self.gen.alias(e.outputs, [self.gen.name(x)])
+            oname = self.gen.name(x)
+        else:
+            pre.append(f"{oname} = {self.gen.name(x)}" + ("" if x.aval.ndim == 0 else ".copy()"))
         pos = slice_positions(e.params["spec"], x.aval.shape, self.idx)
         op = {"add": "+=", "set": "=", "mul": "*="}[e.params["mode"]]
         target = oname if x.aval.ndim == 0 else f"{oname}{self.index(pos)}"
@@ -505,12 +531,11 @@ class LoopEmitter:
         kept = [self.idx[k] for k in range(len(self.shape)) if k not in axes]
         out_shape = e.outputs[0].aval.shape
         init = literal(_reduction_start(e.prim.name, dt), dt)
-        target = f"{oname}{self.index(kept)}" if kept else f"{oname}_acc"
+        target = f"{oname}{self.index(kept)}" if kept else oname
         if kept:
             pre.append(f"{oname} = np.full({self.gen.dims(out_shape)}, {init}, {dtype_text(dt)})")
         else:
-            pre.append(f"{oname}_acc = {init}")
-            post.append(f"{oname} = {oname}_acc")
+            pre.append(f"{oname} = {init}")
         if e.prim.name == "reduce_sum":
             self.body.append(f"{target} += {val}")
         else:
@@ -558,6 +583,8 @@ class LoopEmitter:
             out = oname if acc == dt else f"{oname}_o"
             if acc != dt:
                 post.append(f"{out} = np.empty({shape}, {dtype_text(dt)})")
-            post += [f"_vm.compensated_into({oname}, {oname}_c, {out})", f"{oname} = {out}"]
+            post.append(f"_vm.compensated_into({oname}, {oname}_c, {out})")
+            if out != oname:
+                post.append(f"{oname} = {out}")
         else:
             post.append(f"{oname} = {dtype_text(dt)}(_vm.compensated({at}, {comp}))")
