@@ -439,8 +439,19 @@ class LoopEmitter:
                 self.scatter(e, oname, pre)
                 continue
             local = f"{oname}_i" if self.shape else oname
+            x = e.inputs[0] if e.prim.name in INDEX_MAPS else None   # spreads a scalar or literal?
+            spread = self.read(x) if x is not None and (
+                x.aval.ndim == 0 or (isinstance(x, Var) and x.id in gen.lit_values)) else None
             if out.id in self.local:                  # computed together with its sin/cos twin
                 pass
+            elif spread is not None:        # the same value at every index: written inline
+                self.local[out.id] = spread
+                if not self.shape:
+                    gen.alias([out], [spread])
+                elif out.id in self.need:
+                    pre.append(f"{oname} = np.full({gen.dims(self.shape)}, {spread}, "
+                               f"{dtype_text(out.aval.dtype)})")
+                continue
             elif e.prim.name in INDEX_MAPS:
                 self.body.append(f"{local} = {self.read_mapped(e.inputs[0], e)}")
             elif e in twins:
@@ -468,6 +479,14 @@ class LoopEmitter:
             counts = Counter(e.prim.name for e in self.g.eqns)
             names = f"{len(self.g.eqns)} equations in parts (" + ", ".join(
                 f"{n} {k}" for k, n in counts.items()) + ")"
+        # no loop when its body is empty (values written inline); loops of size 0 stay (code
+        # that never runs may be the only reader of an objmode result, which Numba requires)
+        if not self.body:
+            if pre or post:
+                src.emit(f"# {names}: the same value everywhere")
+            for line in pre + post:
+                src.emit(line)
+            return
         src.emit(f"# fused loop over {gen.dims(self.shape)}: {names}")
         for line in pre:
             src.emit(line)
