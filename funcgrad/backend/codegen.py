@@ -21,8 +21,8 @@ import numpy as np
 
 from ..ir import Lit, Program, Var, _Printer, sub_programs
 from . import split
-from .fusion import (INDEX_MAPS, REDUCTIONS, literal_broadcasts, materialized, partition,
-                     slice_positions, use_counts)
+from .fusion import (INDEX_MAPS, REDUCTIONS, literal_broadcasts, materialized, packs,
+                     partition, slice_positions, use_counts)
 from .lowerings import LOWERINGS, numba_type, printable
 
 STRUCTURED: dict = {}     # primitive name -> emitter(gen, outs, ins, eqn); see control.py
@@ -180,6 +180,8 @@ class Generator:
         self.parts = 0
         self.uses, self.inputs, self.producer = {}, set(), {}
         self.lit_values = {}            # var id -> scalar: the value of a broadcast literal
+        self.packs: dict[int, list] = {}     # id(concatenate) -> the values it packs (fusion.packs)
+        self.unused: set[int] = set()        # id(reshape) whose only reader is such a pack
         self.in_var_uses: Counter = Counter()   # var id -> sub-programs with it as an input
         self._scan(prog)
         self.nested = 0                 # > 0 while emitting a loop body or branch
@@ -194,6 +196,9 @@ class Generator:
             self.uses[k] = self.uses.get(k, 0) + n
         self.inputs.update(v.id for v in prog.in_vars)
         self.lit_values.update((vid, lit.val) for vid, lit in literal_broadcasts(prog).items())
+        found, readers = packs(prog)
+        self.packs.update(found)
+        self.unused |= readers
         for e in prog.eqns:
             self.producer.update((v.id, e.prim) for v in e.outputs)
             for sub in sub_programs(e.params):
@@ -297,6 +302,8 @@ class Generator:
         if e.prim.name in RENAMES:          # outputs are (the first) inputs: no copies
             self.alias(e.outputs, ins)
             return
+        if id(e) in self.unused:            # read only by a pack, which reads its input instead
+            return
         structured = STRUCTURED.get(e.prim.name)
         if structured is not None:
             self.src.emit(f"# {e.prim.name}" + (f"  ({_comment(e.src)})" if e.src is not None else ""))
@@ -305,12 +312,24 @@ class Generator:
             self.nested -= 1
             return
         lower = LOWERINGS.get(e.prim.name)
+        if id(e) in self.packs:
+            lower = self.pack
         lines = lower(outs, ins, e) if lower is not None else None
         if lines is None:
             lines = self.objmode(outs, ins, e)
         self.src.emit(f"# {e.prim.name}" + (f"  ({_comment(e.src)})" if e.src is not None else ""))
         for line in lines:
             self.src.emit(line)
+
+    def pack(self, outs, ins, e):
+        """`o = np.empty(shape)` and `o[..., k] = value_k` along the concatenation's axis."""
+        (o,), out, axis = outs, e.outputs[0].aval, e.params["axis"]
+        shape = "(" + "".join(f"{d if k == axis else self.dim(d)}, "
+                              for k, d in enumerate(out.shape)) + ")"
+        lines = [f"{o} = np.empty({shape}, {dtype_text(out.dtype)})"]
+        for k, v in enumerate(self.packs[id(e)]):
+            lines.append(f"{o}[{''.join(':, ' for _ in range(axis))}{k}] = {self.name(v)}")
+        return lines
 
     def objmode(self, outs, ins, e):
         """Call the primitive's NumPy implementation from compiled code (slow path).
