@@ -183,6 +183,9 @@ class Generator:
         self.packs: dict[int, list] = {}     # id(concatenate) -> the values it packs (fusion.packs)
         self.unused: set[int] = set()        # id(reshape) whose only reader is such a pack
         self.in_var_uses: Counter = Counter()   # var id -> sub-programs with it as an input
+        # while a loop body is emitted (control._StepBuffers): var id -> the slice of a stacked
+        # output it is written into, or the lines run once before the loop that allocate it
+        self.slots, self.slots_used, self.hoists = {}, set(), {}
         self._scan(prog)
         self.nested = 0                 # > 0 while emitting a loop body or branch
         self.dim_names = {}
@@ -317,6 +320,10 @@ class Generator:
         lines = lower(outs, ins, e) if lower is not None else None
         if lines is None:
             lines = self.objmode(outs, ins, e)
+        hoist = self.hoists.get(e.outputs[0].id)
+        if hoist is not None and lines and lines[0].startswith(f"{outs[0]} = np.empty("):
+            hoist.append(lines[0])          # (a lowering that fills a new array)
+            lines = lines[1:]
         self.src.emit(f"# {e.prim.name}" + (f"  ({_comment(e.src)})" if e.src is not None else ""))
         for line in lines:
             self.src.emit(line)
@@ -467,7 +474,7 @@ class LoopEmitter:
                 self.local[out.id] = spread
                 if not self.shape:
                     gen.alias([out], [spread])
-                elif out.id in self.need:
+                elif out.id in self.need and not self.store(out, oname, spread, pre):
                     pre.append(f"{oname} = np.full({gen.dims(self.shape)}, {spread}, "
                                f"{dtype_text(out.aval.dtype)})")
                 continue
@@ -491,8 +498,7 @@ class LoopEmitter:
                 self.body.append(f"{local} = {expr}")
             self.local[out.id] = local
             if out.id in self.need and self.shape:
-                pre.append(f"{oname} = np.empty({gen.dims(self.shape)}, {dtype_text(out.aval.dtype)})")
-                self.body.append(f"{oname}{self.index(self.idx)} = {local}")
+                self.store(out, oname, local, pre, new=True)
         names = ", ".join(e.prim.name for e in self.g.eqns)
         if self.split_body:
             counts = Counter(e.prim.name for e in self.g.eqns)
@@ -534,6 +540,22 @@ class LoopEmitter:
                 src.emit(line)
         for line in post:
             src.emit(line)
+
+    def store(self, out, oname, local, pre, new=False):
+        """Store a result needed outside the loop into a slice of the stacked output of the
+        loop body it is in, a buffer allocated before that loop, or (`new`) a new array."""
+        gen = self.gen
+        slot, hoist = gen.slots.get(out.id), gen.hoists.get(out.id)
+        if slot is not None:
+            gen.slots_used.add(out.id)
+            pre.append(f"{oname} = {slot}")
+        elif hoist is not None or new:
+            alloc = f"{oname} = np.empty({gen.dims(self.shape)}, {dtype_text(out.aval.dtype)})"
+            (hoist if hoist is not None else pre).append(alloc)
+        else:
+            return False
+        self.body.append(f"{oname}{self.index(self.idx)} = {local}")
+        return True
 
     def parallel_ok(self):
         """prange over the outer loop is safe: sums into scalars, writes indexed by i0 only."""

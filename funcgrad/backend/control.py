@@ -15,7 +15,7 @@ import numpy as np
 
 from ..ir import Lit, Var
 from ..ir import split_list as _split
-from .codegen import STRUCTURED, dtype_text
+from .codegen import FRESH, STRUCTURED, dtype_text
 
 TAPE_START = 16     # initial tape capacity in steps; doubles when full
 POLL_EVERY = 1024   # steps between Ctrl-C checks in loops whose body is scalar code
@@ -84,6 +84,48 @@ def _results(gen, outs, carry, results, carry_vars):
     gen.assign([o for o, m in zip(outs, mine) if not m], [c for c, m in zip(carry, mine) if not m])
 
 
+def _escaping(prog):
+    """Var ids of prog whose arrays may outlive one run of it: its results, and what they may
+    be views of (inputs of equations whose code does not always allocate its results)."""
+    out = {o.id for o in prog.outs if isinstance(o, Var)}
+    for e in reversed(prog.eqns):
+        new = isinstance(e.prim.numba, str) or (e.prim.name in FRESH and e.prim.name != "scatter")
+        if not new and any(v.id in out for v in e.outputs):
+            out.update(v.id for v in e.inputs if isinstance(v, Var))
+    return out
+
+
+class _StepBuffers:
+    """While a loop body is emitted: its stacked outputs (`ys`: {result: array}) are written
+    into their slice at step `k` instead of a new array copied there, and arrays that do not
+    outlive a step are allocated once, before the loop (codegen.LoopEmitter.store). Use:
+    open before the loop's first line, emit the loop, close after the body; close inserts
+    the allocations. Returns the results written in place."""
+
+    def __init__(self, gen, body, ys=(), k=None):
+        self.gen, self.mark, self.depth = gen, len(gen.src.lines), gen.src.depth
+        self.lines = []
+        out_ids = [o.id for o in body.outs if isinstance(o, Var)]
+        made = {v.id for e in body.eqns for v in e.outputs}
+        self.slots = {o.id: f"{y}[{k}]" for o, y in ys
+                      if isinstance(o, Var) and o.id in made and out_ids.count(o.id) == 1}
+        escaping = _escaping(body)
+        self.hoists = {vid: self.lines for vid in made - escaping}
+        gen.slots.update(self.slots)
+        gen.hoists.update(self.hoists)
+
+    def close(self):
+        gen = self.gen
+        for vid in self.slots:
+            del gen.slots[vid]
+        for vid in self.hoists:
+            del gen.hoists[vid]
+        gen.src.lines[self.mark:self.mark] = ["    " * self.depth + line for line in self.lines]
+        written = gen.slots_used & set(self.slots)
+        gen.slots_used -= written
+        return written
+
+
 def emit_while(gen, outs, ins, e):
     p = e.params
     cond, body, n_cc, n_bc = p["cond"], p["body"], p["n_cc"], p["n_bc"]
@@ -94,6 +136,7 @@ def emit_while(gen, outs, ins, e):
     src = gen.src
     polls = f"{outs[0]}_polls"
     src.emit(f"{polls} = 0")
+    buffers = _StepBuffers(gen, body)
     src.emit("while True:")
     src.depth += 1
     _poll(gen, polls, cond, body, step=f"{polls} += 1")
@@ -101,6 +144,7 @@ def emit_while(gen, outs, ins, e):
     gen.emit_program(body)
     gen.assign(carry, _atoms(gen, body.outs))
     src.depth -= 1
+    buffers.close()
     _results(gen, outs, carry, e.outputs, body.in_vars[n_bc:])
 
 
@@ -123,6 +167,7 @@ def emit_scan(gen, outs, ins, e):
         gen.src.emit(f"{y} = np.empty({gen.dims(a.aval.shape)}, {dtype_text(a.aval.dtype)})")
     k = f"{outs[0]}_k"
     n_steps = gen.dim(length)
+    buffers = _StepBuffers(gen, body, zip(body.outs[n:], ys), k)
     chunked = not _heavy(body)
     if chunked:         # scalar steps: Ctrl-C checked between chunks of POLL_EVERY steps
         k0 = f"{outs[0]}_k0"
@@ -149,8 +194,10 @@ def emit_scan(gen, outs, ins, e):
             first[arr] = gen.names[v.id]
             gen.src.emit(f"{first[arr]} = {arr}[{k}]")
     gen.emit_program(body)
+    written = buffers.close()
     for y, o in zip(ys, body.outs[n:]):
-        gen.src.emit(f"{y}[{k}] = {gen.name(o)}")
+        if not (isinstance(o, Var) and o.id in written):
+            gen.src.emit(f"{y}[{k}] = {gen.name(o)}")
     gen.assign(carry, _atoms(gen, body.outs[:n]))
     gen.src.depth -= 2 if chunked else 1
     _results(gen, outs, carry, e.outputs[:n], body.in_vars[n_c:n_c + n])
@@ -210,6 +257,7 @@ def emit_while_grad(gen, outs, ins, e):
         _alloc(gen, t, r.aval, TAPE_START)
     src.emit(f"{pre}_n = 0")
     # forward: run the loop again, appending residuals (or every k-th carry) to tapes
+    buffers = _StepBuffers(gen, fwd)
     src.emit("while True:")
     src.depth += 1
     _poll(gen, f"{pre}_n", cond, fwd)
@@ -225,6 +273,7 @@ def emit_while_grad(gen, outs, ins, e):
     src.emit(f"{pre}_n += 1")
     gen.assign(carry, _atoms(gen, fwd.outs[:n]))
     src.depth -= 1
+    buffers.close()
     # backward: sweep the tape from the last step to the first
     n_acc = sum(p["act_bc"])
     ct_atoms, ct_vars = e.inputs[n_cc + n_bc + n:], bwd.in_vars[len(p["res_src"]):]
@@ -246,6 +295,7 @@ def emit_while_grad(gen, outs, ins, e):
         gen.assign(carry, [f"{t}[{pre}_seg]" for t, _ in snaps])
         steps = f"{pre}_m"
         src.emit(f"{steps} = min({int(every)}, {pre}_n - {pre}_seg * {int(every)})")
+        buffers = _StepBuffers(gen, fwd)
         src.emit(f"for {pre}_i in range({steps}):")
         src.depth += 1
         _poll(gen, f"{pre}_i", fwd)
@@ -254,6 +304,7 @@ def emit_while_grad(gen, outs, ins, e):
             src.emit(f"{t}[{pre}_i] = {gen.name(r)}")
         gen.assign(carry, _atoms(gen, fwd.outs[:n]))
         src.depth -= 1
+        buffers.close()
     _sweep(gen, bwd, taped, acc, cts, p["res_src"], bc, steps, pre)
     if every:
         src.depth -= 1
@@ -266,6 +317,7 @@ def _sweep(gen, bwd, taped, acc, cts, res_src, consts, steps, pre):
     n_res = len(res_src)
     gen.alias([v for v, s in zip(bwd.in_vars, res_src) if s >= 0], [consts[s] for s in res_src if s >= 0])
     gen.alias(bwd.in_vars[n_res:], cts)     # assigned only after the step's last read
+    buffers = _StepBuffers(gen, bwd)
     src.emit(f"for {pre}_k in range({steps} - 1, -1, -1):")
     src.depth += 1
     _poll(gen, f"{pre}_k", bwd)
@@ -279,6 +331,7 @@ def _sweep(gen, bwd, taped, acc, cts, res_src, consts, steps, pre):
         src.emit(f"{a} = {a} + {gen.name(g)}")
     gen.assign(cts, _atoms(gen, bwd.outs[len(acc):]))
     src.depth -= 1
+    buffers.close()
 
 
 STRUCTURED.update({"while_loop": emit_while, "scan": emit_scan, "cond": emit_cond,
