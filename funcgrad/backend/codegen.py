@@ -21,8 +21,8 @@ import numpy as np
 
 from ..ir import Lit, Program, Var, _Printer, sub_programs
 from . import split
-from .fusion import (INDEX_MAPS, REDUCTIONS, literal_broadcasts, materialized, partition,
-                     slice_positions, use_counts)
+from .fusion import (INDEX_MAPS, REDUCTIONS, literal_broadcasts, materialized, packs,
+                     partition, slice_positions, use_counts)
 from .lowerings import lowering, numba_type, printable
 
 RESERVED = set(keyword.kwlist) | {"np", "numba", "math", "range", "len", "min", "max", "abs"}
@@ -156,6 +156,7 @@ class Generator:
         printer = _Printer(source_info=False)
         printer.program(prog, 0)
         self.names = {vid: (n + "_" if n in RESERVED else n) for vid, n in printer.names.items()}
+        self.own_names = dict(self.names)       # before any alias (see alias)
         self.consts: list = []          # non-scalar literals, passed as extra arguments
         self.const_names: dict[int, str] = {}
         self.impls: dict[str, object] = {}   # objmode helpers, by name
@@ -169,6 +170,12 @@ class Generator:
         self.parts = 0
         self.uses, self.inputs, self.producer = {}, set(), {}
         self.lit_values = {}            # var id -> scalar: the value of a broadcast literal
+        self.packs: dict[int, list] = {}     # id(concatenate) -> the values it packs (fusion.packs)
+        self.unused: set[int] = set()        # id(reshape) whose only reader is such a pack
+        self.in_var_uses: Counter = Counter()   # var id -> sub-programs with it as an input
+        # while a loop body is emitted (control._StepBuffers): var id -> the slice of a stacked
+        # output it is written into, or the lines run once before the loop that allocate it
+        self.slots, self.slots_used, self.hoists = {}, set(), {}
         self._scan(prog)
         self.nested = 0                 # > 0 while emitting a loop body or branch
         self.dim_names = {}
@@ -182,9 +189,13 @@ class Generator:
             self.uses[k] = self.uses.get(k, 0) + n
         self.inputs.update(v.id for v in prog.in_vars)
         self.lit_values.update((vid, lit.val) for vid, lit in literal_broadcasts(prog).items())
+        found, readers = packs(prog)
+        self.packs.update(found)
+        self.unused |= readers
         for e in prog.eqns:
             self.producer.update((v.id, e.prim) for v in e.outputs)
             for sub in sub_programs(e.params):
+                self.in_var_uses.update(v.id for v in sub.in_vars)
                 self._scan(sub)
 
     def vecmath(self, template):
@@ -258,6 +269,17 @@ class Generator:
         if pairs:
             self.src.emit(", ".join(t for t, _ in pairs) + " = " + ", ".join(v for _, v in pairs))
 
+    def alias(self, vars_, texts):
+        """Write variables as other names (or literals) from here on instead of copying them
+        (`f = a`): only values no code assigns while the alias is read (a loop's constants)."""
+        for v, t in zip(vars_, texts):
+            self.names[v.id] = t
+
+    def unalias(self, vars_):
+        """Variables code assigns get their own names back (a shared sub-program's aliases)."""
+        for v in vars_:
+            self.names[v.id] = self.own_names[v.id]
+
     def generate(self):
         body = self.src
         self.emit_program(self.prog)
@@ -270,6 +292,11 @@ class Generator:
     def statement(self, e):
         outs = [self.names[v.id] for v in e.outputs]
         ins = [self.name(v) for v in e.inputs]
+        if lowering(e.prim).renames:        # outputs are (the first) inputs: no copies
+            self.alias(e.outputs, ins)
+            return
+        if id(e) in self.unused:            # read only by a pack, which reads its input instead
+            return
         low = lowering(e.prim)
         structured = low.structured
         if structured is not None:
@@ -278,12 +305,27 @@ class Generator:
             structured(self, outs, ins, e)
             self.nested -= 1
             return
-        lines = low.statement(outs, ins, e) if low.statement is not None else None
+        lower = self.pack if id(e) in self.packs else low.statement
+        lines = lower(outs, ins, e) if lower is not None else None
         if lines is None:
             lines = self.objmode(outs, ins, e)
+        hoist = self.hoists.get(e.outputs[0].id)
+        if hoist is not None and lines and lines[0].startswith(f"{outs[0]} = np.empty("):
+            hoist.append(lines[0])          # (a lowering that fills a new array)
+            lines = lines[1:]
         self.src.emit(f"# {e.prim.name}" + (f"  ({_comment(e.src)})" if e.src is not None else ""))
         for line in lines:
             self.src.emit(line)
+
+    def pack(self, outs, ins, e):
+        """`o = np.empty(shape)` and `o[..., k] = value_k` along the concatenation's axis."""
+        (o,), out, axis = outs, e.outputs[0].aval, e.params["axis"]
+        shape = "(" + "".join(f"{d if k == axis else self.dim(d)}, "
+                              for k, d in enumerate(out.shape)) + ")"
+        lines = [f"{o} = np.empty({shape}, {dtype_text(out.dtype)})"]
+        for k, v in enumerate(self.packs[id(e)]):
+            lines.append(f"{o}[{''.join(':, ' for _ in range(axis))}{k}] = {self.name(v)}")
+        return lines
 
     def objmode(self, outs, ins, e):
         """Call the primitive's NumPy implementation from compiled code (slow path).
@@ -333,8 +375,10 @@ class LoopEmitter:
     def __init__(self, gen: Generator, group, need):
         self.gen, self.g, self.need = gen, group, need
         self.shape = group.shape
-        self.idx = [f"i{k}" for k in range(len(self.shape))]
+        # a dimension of size 1 has no loop: its index is 0
+        self.idx = ["0" if n == 1 else f"i{k}" for k, n in enumerate(self.shape)]
         self.local: dict[int, str] = {}       # var id -> scalar expression inside the loop
+        self.loaded: dict[str, str] = {}      # array name -> its element's local
         self.members = {v.id for e in group.eqns for v in e.outputs}
         # a large loop's body is written as calls to parts (split.py), run serially
         self.split_body = gen.large and len(group.eqns) > split.CHUNK_SIZE
@@ -353,8 +397,10 @@ class LoopEmitter:
         name = self.gen.name(v)
         if v.aval.ndim == 0:
             return name
-        local = f"{name}_i"
-        self.body.append(f"{local} = {name}{self.index(self.idx)}")
+        local = self.loaded.get(name)
+        if local is None:                 # (two variables may be written as one name)
+            local = self.loaded[name] = f"{name}_i"
+            self.body.append(f"{local} = {name}{self.index(self.idx)}")
         if isinstance(v, Var):
             self.local[v.id] = local
         return local
@@ -408,8 +454,19 @@ class LoopEmitter:
                 self.scatter(e, oname, pre)
                 continue
             local = f"{oname}_i" if self.shape else oname
+            x = e.inputs[0] if e.prim.name in INDEX_MAPS else None   # spreads a scalar or literal?
+            spread = self.read(x) if x is not None and (
+                x.aval.ndim == 0 or (isinstance(x, Var) and x.id in gen.lit_values)) else None
             if out.id in self.local:                  # computed together with its sin/cos twin
                 pass
+            elif spread is not None:        # the same value at every index: written inline
+                self.local[out.id] = spread
+                if not self.shape:
+                    gen.alias([out], [spread])
+                elif out.id in self.need and not self.store(out, oname, spread, pre):
+                    pre.append(f"{oname} = np.full({gen.dims(self.shape)}, {spread}, "
+                               f"{dtype_text(out.aval.dtype)})")
+                continue
             elif e.prim.name in INDEX_MAPS:
                 self.body.append(f"{local} = {self.read_mapped(e.inputs[0], e)}")
             elif e in twins:
@@ -430,43 +487,69 @@ class LoopEmitter:
                 self.body.append(f"{local} = {expr}")
             self.local[out.id] = local
             if out.id in self.need and self.shape:
-                pre.append(f"{oname} = np.empty({gen.dims(self.shape)}, {dtype_text(out.aval.dtype)})")
-                self.body.append(f"{oname}{self.index(self.idx)} = {local}")
+                self.store(out, oname, local, pre, new=True)
         names = ", ".join(e.prim.name for e in self.g.eqns)
         if self.split_body:
             counts = Counter(e.prim.name for e in self.g.eqns)
             names = f"{len(self.g.eqns)} equations in parts (" + ", ".join(
                 f"{n} {k}" for k, n in counts.items()) + ")"
+        # no loop when its body is empty (values written inline); loops of size 0 stay (code
+        # that never runs may be the only reader of an objmode result, which Numba requires)
+        if not self.body:
+            if pre or post:
+                src.emit(f"# {names}: the same value everywhere")
+            for line in pre + post:
+                src.emit(line)
+            return
         src.emit(f"# fused loop over {gen.dims(self.shape)}: {names}")
         for line in pre:
             src.emit(line)
         outer = "numba.prange" if self.parallel_ok() else "range"
+        opened = [n != 1 for n in self.shape]       # a dimension of size 1 has no loop
         for k, n in enumerate(self.shape):
             for line in self.level_pre.get(k, ()):
                 src.emit(line)
-            src.emit(f"for i{k} in {outer if k == 0 else 'range'}({gen.dim(n)}):")
-            src.depth += 1
+            if opened[k]:
+                src.emit(f"for i{k} in {outer if k == 0 else 'range'}({gen.dim(n)}):")
+                src.depth += 1
         if self.split_body:
             ends = starts[1:] + [len(self.body)]
             after = [line for lines in (*self.level_pre.values(), *self.level_post.values(), post)
                      for line in lines]
             kept = [gen.names[v.id] for e in self.g.eqns for v in e.outputs if v.id in self.need]
-            split.outline(gen, [split.Unit(self.body[a:b], 1) for a, b in zip(starts, ends)],
-                          split.Unit(after, 0).reads + kept)
+            units = [split.Unit(self.body[a:b], 1) for a, b in zip(starts, ends) if b > a]
+            split.outline(gen, units, split.Unit(after, 0).reads + kept)
         else:
             for line in self.body:
                 src.emit(line)
         for k in reversed(range(len(self.shape))):
-            src.depth -= 1
+            if opened[k]:
+                src.depth -= 1
             for line in self.level_post.get(k, ()):
                 src.emit(line)
         for line in post:
             src.emit(line)
 
+    def store(self, out, oname, local, pre, new=False):
+        """Store a result needed outside the loop into a slice of the stacked output of the
+        loop body it is in, a buffer allocated before that loop, or (`new`) a new array."""
+        gen = self.gen
+        slot, hoist = gen.slots.get(out.id), gen.hoists.get(out.id)
+        if slot is not None:
+            gen.slots_used.add(out.id)
+            pre.append(f"{oname} = {slot}")
+        elif hoist is not None or new:
+            alloc = f"{oname} = np.empty({gen.dims(self.shape)}, {dtype_text(out.aval.dtype)})"
+            (hoist if hoist is not None else pre).append(alloc)
+        else:
+            return False
+        self.body.append(f"{oname}{self.index(self.idx)} = {local}")
+        return True
+
     def parallel_ok(self):
         """prange over the outer loop is safe: sums into scalars, writes indexed by i0 only."""
         if (not self.gen.parallel or self.gen.nested or self.split_body or not self.shape
-                or int(np.prod(self.shape)) < PARALLEL_MIN_SIZE):
+                or self.shape[0] == 1 or int(np.prod(self.shape)) < PARALLEL_MIN_SIZE):
             return False
         for e in self.g.eqns:
             if e.prim.name in ("reduce_max", "reduce_min", "scatter"):
@@ -479,8 +562,11 @@ class LoopEmitter:
         """x.at[slices] op= u inside the loop: copy x once (or take it over when this is its
         only use, e.g. the buffer of an earlier scatter-add of the same loop)."""
         x, u = e.inputs[0], e.inputs[1]
-        own = self.gen.owns(x)
-        pre.append(f"{oname} = {self.gen.name(x)}" + ("" if own or x.aval.ndim == 0 else ".copy()"))
+        if self.gen.owns(x) and x.aval.ndim:        # written into x, named x
+            self.gen.alias(e.outputs, [self.gen.name(x)])
+            oname = self.gen.name(x)
+        else:
+            pre.append(f"{oname} = {self.gen.name(x)}" + ("" if x.aval.ndim == 0 else ".copy()"))
         pos = slice_positions(e.params["spec"], x.aval.shape, self.idx)
         op = {"add": "+=", "set": "=", "mul": "*="}[e.params["mode"]]
         target = oname if x.aval.ndim == 0 else f"{oname}{self.index(pos)}"
@@ -494,12 +580,11 @@ class LoopEmitter:
         kept = [self.idx[k] for k in range(len(self.shape)) if k not in axes]
         out_shape = e.outputs[0].aval.shape
         init = literal(_reduction_start(e.prim.name, dt), dt)
-        target = f"{oname}{self.index(kept)}" if kept else f"{oname}_acc"
+        target = f"{oname}{self.index(kept)}" if kept else oname
         if kept:
             pre.append(f"{oname} = np.full({self.gen.dims(out_shape)}, {init}, {dtype_text(dt)})")
         else:
-            pre.append(f"{oname}_acc = {init}")
-            post.append(f"{oname} = {oname}_acc")
+            pre.append(f"{oname} = {init}")
         if e.prim.name == "reduce_sum":
             self.body.append(f"{target} += {val}")
         else:
@@ -547,6 +632,8 @@ class LoopEmitter:
             out = oname if acc == dt else f"{oname}_o"
             if acc != dt:
                 post.append(f"{out} = np.empty({shape}, {dtype_text(dt)})")
-            post += [f"_vm.compensated_into({oname}, {oname}_c, {out})", f"{oname} = {out}"]
+            post.append(f"_vm.compensated_into({oname}, {oname}_c, {out})")
+            if out != oname:
+                post.append(f"{oname} = {out}")
         else:
             post.append(f"{oname} = {dtype_text(dt)}(_vm.compensated({at}, {comp}))")

@@ -9,6 +9,8 @@ form an acyclic graph. Everything else is an array statement of its own.
 """
 from __future__ import annotations
 
+import numpy as np
+
 from ..ir import Lit, Program, Var, use_counts
 from .lowerings import names_with
 
@@ -37,8 +39,8 @@ def slice_positions(spec, in_shape, idx):
         start, _, step = slice(*s[1:]).indices(in_shape[d])
         i = idx[k]
         k += 1
-        pos.append(i if (start, step) == (0, 1) else f"{start} + {i}" if step == 1
-                   else f"{start} + {step} * {i}")
+        pos.append(i if (start, step) == (0, 1) else str(start) if i == "0"    # (no loop)
+                   else f"{start} + {i}" if step == 1 else f"{start} + {step} * {i}")
     return pos + idx[k:]
 
 
@@ -192,5 +194,35 @@ def materialized(prog: Program, order):
     return need
 
 
-__all__ = ["partition", "materialized", "use_counts", "basic_spec", "slice_positions", "Group",
+def packs(prog: Program):
+    """Concatenations that join values each given a new axis of length 1 by a reshape
+    (fnp.stack; backend/scalarize.py packing scalars into a small array), which codegen
+    writes as one np.empty and a store per value: {id(concatenate): the values}, and the ids
+    of the reshapes that only such a concatenation reads (their arrays are not made)."""
+    made = {v.id: e for e in prog.eqns for v in e.outputs}
+    uses = use_counts(prog)
+    found, unused = {}, set()
+    for e in prog.eqns:
+        if e.prim.name != "concatenate" or len(e.inputs) < 2:
+            continue
+        out, axis, values, readers = e.outputs[0].aval, e.params["axis"], [], []
+        for v in e.inputs:
+            r = made.get(v.id) if isinstance(v, Var) else None
+            if isinstance(v, Lit) and v.aval.shape == (1,) and out.ndim == 1:
+                values.append(Lit(np.asarray(v.val).reshape(())))
+            elif (r is not None and r.prim.name == "reshape" and v.aval.shape[axis] == 1
+                  and r.inputs[0].aval.shape == v.aval.shape[:axis] + v.aval.shape[axis + 1:]):
+                values.append(r.inputs[0])
+                if uses.get(v.id) == 1:
+                    readers.append(id(r))
+            else:
+                break
+        else:
+            if all(x.aval.dtype == out.dtype for x in values):
+                found[id(e)] = values
+                unused.update(readers)
+    return found, unused
+
+
+__all__ = ["partition", "materialized", "packs", "use_counts", "basic_spec", "slice_positions", "Group",
            "loop_shape", "REDUCTIONS", "ACCUMULATORS", "INDEX_MAPS"]

@@ -11,6 +11,9 @@ the body does array work, every POLL_EVERY steps when it is scalar code.
 """
 from __future__ import annotations
 
+import numpy as np
+
+from ..ir import Lit, Var
 from ..ir import split_list as _split
 from .codegen import dtype_text
 from .lowerings import LOWERINGS, Lowering, lowering
@@ -49,30 +52,105 @@ def _atoms(gen, atoms):
     return [gen.name(a) for a in atoms]
 
 
+def _same_literal(a, b):
+    """a and b are the same scalar constant, bit for bit."""
+    return (isinstance(a, Lit) and isinstance(b, Lit) and a.aval.ndim == 0 == b.aval.ndim
+            and a.aval.dtype == b.aval.dtype
+            and np.asarray(a.val, a.aval.dtype).tobytes() == np.asarray(b.val, b.aval.dtype).tobytes())
+
+
+def _invariant(init, out, var):
+    """A carry that keeps its initial value: the step returns it unchanged, or returns the
+    constant it starts from."""
+    return (isinstance(out, Var) and out.id == var.id) or _same_literal(init, out)
+
+
+def _carries(gen, init_atoms, init, outs, carry_vars):
+    """Bind a loop's carries before it; an invariant carry is written as its initial value
+    (a name or literal), neither copied before the loop nor assigned in it. Their names."""
+    gen.unalias(carry_vars)
+    gen.alias([v for a, o, v in zip(init_atoms, outs, carry_vars) if _invariant(a, o, v)],
+              [t for a, t, o, v in zip(init_atoms, init, outs, carry_vars) if _invariant(a, o, v)])
+    carry = _names(gen, carry_vars)
+    gen.assign(carry, init)
+    return carry
+
+
+def _results(gen, outs, carry, results, carry_vars):
+    """A loop's results after it: its carries' names (invariant ones: their initial values),
+    copied only where another loop's code assigns the same carry variables (a body program
+    shared by two equations), which would overwrite them while they are still read."""
+    mine = [gen.in_var_uses[v.id] == 1 or gen.names[v.id] != gen.own_names[v.id] for v in carry_vars]
+    gen.alias([r for r, m in zip(results, mine) if m], [c for c, m in zip(carry, mine) if m])
+    gen.assign([o for o, m in zip(outs, mine) if not m], [c for c, m in zip(carry, mine) if not m])
+
+
+def _escaping(prog):
+    """Var ids of prog whose arrays may outlive one run of it: its results, and what they may
+    be views of (inputs of equations whose code does not always allocate its results)."""
+    out = {o.id for o in prog.outs if isinstance(o, Var)}
+    for e in reversed(prog.eqns):
+        new = e.prim.elementwise or (lowering(e.prim).fresh and e.prim.name != "scatter")
+        if not new and any(v.id in out for v in e.outputs):
+            out.update(v.id for v in e.inputs if isinstance(v, Var))
+    return out
+
+
+class _StepBuffers:
+    """While a loop body is emitted: its stacked outputs (`ys`: {result: array}) are written
+    into their slice at step `k` instead of a new array copied there, and arrays that do not
+    outlive a step are allocated once, before the loop (codegen.LoopEmitter.store). Use:
+    open before the loop's first line, emit the loop, close after the body; close inserts
+    the allocations. Returns the results written in place."""
+
+    def __init__(self, gen, body, ys=(), k=None):
+        self.gen, self.mark, self.depth = gen, len(gen.src.lines), gen.src.depth
+        self.lines = []
+        out_ids = [o.id for o in body.outs if isinstance(o, Var)]
+        made = {v.id for e in body.eqns for v in e.outputs}
+        self.slots = {o.id: f"{y}[{k}]" for o, y in ys
+                      if isinstance(o, Var) and o.id in made and out_ids.count(o.id) == 1}
+        escaping = _escaping(body)
+        self.hoists = {vid: self.lines for vid in made - escaping}
+        gen.slots.update(self.slots)
+        gen.hoists.update(self.hoists)
+
+    def close(self):
+        gen = self.gen
+        for vid in self.slots:
+            del gen.slots[vid]
+        for vid in self.hoists:
+            del gen.hoists[vid]
+        gen.src.lines[self.mark:self.mark] = ["    " * self.depth + line for line in self.lines]
+        written = gen.slots_used & set(self.slots)
+        gen.slots_used -= written
+        return written
+
+
 def emit_while(gen, outs, ins, e):
     p = e.params
     cond, body, n_cc, n_bc = p["cond"], p["body"], p["n_cc"], p["n_bc"]
     cc, bc, init = _split(ins, n_cc, n_bc)
-    c_in, b_in = _names(gen, cond.in_vars), _names(gen, body.in_vars)
-    carry = b_in[n_bc:]
-    gen.assign(c_in[:n_cc], cc)
-    gen.assign(b_in[:n_bc], bc)
-    gen.assign(carry, init)
+    gen.alias(cond.in_vars[:n_cc], cc)
+    gen.alias(body.in_vars[:n_bc], bc)
+    carry = _carries(gen, e.inputs[n_cc + n_bc:], init, body.outs, body.in_vars[n_bc:])
     src = gen.src
     polls = f"{outs[0]}_polls"
     src.emit(f"{polls} = 0")
+    buffers = _StepBuffers(gen, body)
     src.emit("while True:")
     src.depth += 1
     _poll(gen, polls, cond, body, step=f"{polls} += 1")
-    _cond_test(gen, cond, c_in[n_cc:], carry)
+    _cond_test(gen, cond, n_cc, carry)
     gen.emit_program(body)
     gen.assign(carry, _atoms(gen, body.outs))
     src.depth -= 1
-    gen.assign(outs, carry)
+    buffers.close()
+    _results(gen, outs, carry, e.outputs, body.in_vars[n_bc:])
 
 
-def _cond_test(gen, cond, cond_carry, carry):
-    gen.assign(cond_carry, carry)
+def _cond_test(gen, cond, n_cc, carry):
+    gen.alias(cond.in_vars[n_cc:], carry)
     gen.emit_program(cond)
     gen.src.emit(f"if not {gen.name(cond.outs[0])}:")
     gen.src.emit("    break")
@@ -82,15 +160,15 @@ def emit_scan(gen, outs, ins, e):
     p = e.params
     body, length, n_c, n = p["body"], p["length"], p["n_c"], p["n_carry"]
     consts, init, xs = _split(ins, n_c, n)
-    b_in = _names(gen, body.in_vars)
-    carry, x_in = b_in[n_c:n_c + n], b_in[n_c + n:]
-    gen.assign(b_in[:n_c], consts)
-    gen.assign(carry, init)
+    gen.alias(body.in_vars[:n_c], consts)
+    carry = _carries(gen, e.inputs[n_c:n_c + n], init, body.outs[:n], body.in_vars[n_c:n_c + n])
+    x_vars = body.in_vars[n_c + n:]
     ys = outs[n:]
     for y, a in zip(ys, e.outputs[n:]):
         gen.src.emit(f"{y} = np.empty({gen.dims(a.aval.shape)}, {dtype_text(a.aval.dtype)})")
     k = f"{outs[0]}_k"
     n_steps = gen.dim(length)
+    buffers = _StepBuffers(gen, body, zip(body.outs[n:], ys), k)
     chunked = not _heavy(body)
     if chunked:         # scalar steps: Ctrl-C checked between chunks of POLL_EVERY steps
         k0 = f"{outs[0]}_k0"
@@ -108,14 +186,22 @@ def emit_scan(gen, outs, ins, e):
     gen.src.depth += 1
     if not chunked:
         _poll_now(gen)
-    for x, arr in zip(x_in, xs):
-        gen.src.emit(f"{x} = {arr}[{k}]")
+    first = {}                  # a scanned array read once per step, however many inputs it feeds
+    gen.unalias(x_vars)
+    for v, arr in zip(x_vars, xs):
+        if arr in first:
+            gen.alias([v], [first[arr]])
+        else:
+            first[arr] = gen.names[v.id]
+            gen.src.emit(f"{first[arr]} = {arr}[{k}]")
     gen.emit_program(body)
+    written = buffers.close()
     for y, o in zip(ys, body.outs[n:]):
-        gen.src.emit(f"{y}[{k}] = {gen.name(o)}")
+        if not (isinstance(o, Var) and o.id in written):
+            gen.src.emit(f"{y}[{k}] = {gen.name(o)}")
     gen.assign(carry, _atoms(gen, body.outs[:n]))
     gen.src.depth -= 2 if chunked else 1
-    gen.assign(outs[:n], carry)
+    _results(gen, outs, carry, e.outputs[:n], body.in_vars[n_c:n_c + n])
 
 
 def emit_cond(gen, outs, ins, e):
@@ -127,9 +213,12 @@ def emit_cond(gen, outs, ins, e):
                 else f"elif {index} == {k}:")
         gen.src.emit(head)
         gen.src.depth += 1
-        gen.assign(_names(gen, br.in_vars), ops)
+        gen.alias(br.in_vars, ops)
+        start = len(gen.src.lines)
         gen.emit_program(br)
         gen.assign(outs, _atoms(gen, br.outs))
+        if len(gen.src.lines) == start:
+            gen.src.emit("pass")
         gen.src.depth -= 1
 
 
@@ -156,10 +245,10 @@ def emit_while_grad(gen, outs, ins, e):
     cond, fwd, bwd, every = p["cond"], p["fwd"], p["bwd"], p.get("checkpoint")
     n_cc, n_bc, n = p["n_cc"], p["n_bc"], p["n_carry"]
     cc, bc, init, ct = _split(ins, n_cc, n_bc, n)
-    c_in, f_in = _names(gen, cond.in_vars), _names(gen, fwd.in_vars)
-    carry = f_in[n_bc:]
-    gen.assign(c_in[:n_cc], cc)
-    gen.assign(f_in[:n_bc], bc)
+    gen.alias(cond.in_vars[:n_cc], cc)
+    gen.alias(fwd.in_vars[:n_bc], bc)
+    gen.unalias(fwd.in_vars[n_bc:])                # (restored from snapshots: never aliased)
+    carry = _names(gen, fwd.in_vars[n_bc:])
     gen.assign(carry, init)
     src, pre = gen.src, outs[0]
     residuals = fwd.outs[n:]
@@ -169,10 +258,11 @@ def emit_while_grad(gen, outs, ins, e):
         _alloc(gen, t, r.aval, TAPE_START)
     src.emit(f"{pre}_n = 0")
     # forward: run the loop again, appending residuals (or every k-th carry) to tapes
+    buffers = _StepBuffers(gen, fwd)
     src.emit("while True:")
     src.depth += 1
     _poll(gen, f"{pre}_n", cond, fwd)
-    _cond_test(gen, cond, c_in[n_cc:], carry)
+    _cond_test(gen, cond, n_cc, carry)
     if every:
         src.emit(f"if {pre}_n % {int(every)} == 0:")
         src.depth += 1
@@ -184,9 +274,13 @@ def emit_while_grad(gen, outs, ins, e):
     src.emit(f"{pre}_n += 1")
     gen.assign(carry, _atoms(gen, fwd.outs[:n]))
     src.depth -= 1
+    buffers.close()
     # backward: sweep the tape from the last step to the first
     n_acc = sum(p["act_bc"])
-    acc, cts = outs[:n_acc], outs[n_acc:]
+    ct_atoms, ct_vars = e.inputs[n_cc + n_bc + n:], bwd.in_vars[len(p["res_src"]):]
+    fixed = [_invariant(a, o, v) for a, o, v in zip(ct_atoms, bwd.outs[n_acc:], ct_vars)]
+    gen.alias([v for v, f in zip(e.outputs[n_acc:], fixed) if f], [t for t, f in zip(ct, fixed) if f])
+    acc, cts = outs[:n_acc], _names(gen, e.outputs[n_acc:])
     for a, v in zip(acc, e.outputs[:n_acc]):
         if v.aval.ndim:
             src.emit(f"{a} = np.zeros({gen.dims(v.aval.shape)}, {dtype_text(v.aval.dtype)})")
@@ -202,6 +296,7 @@ def emit_while_grad(gen, outs, ins, e):
         gen.assign(carry, [f"{t}[{pre}_seg]" for t, _ in snaps])
         steps = f"{pre}_m"
         src.emit(f"{steps} = min({int(every)}, {pre}_n - {pre}_seg * {int(every)})")
+        buffers = _StepBuffers(gen, fwd)
         src.emit(f"for {pre}_i in range({steps}):")
         src.depth += 1
         _poll(gen, f"{pre}_i", fwd)
@@ -210,7 +305,8 @@ def emit_while_grad(gen, outs, ins, e):
             src.emit(f"{t}[{pre}_i] = {gen.name(r)}")
         gen.assign(carry, _atoms(gen, fwd.outs[:n]))
         src.depth -= 1
-    _sweep(gen, bwd, taped, acc, cts, p["res_src"], f_in[:n_bc], steps, pre)
+        buffers.close()
+    _sweep(gen, bwd, taped, acc, cts, p["res_src"], bc, steps, pre)
     if every:
         src.depth -= 1
 
@@ -219,22 +315,24 @@ def _sweep(gen, bwd, taped, acc, cts, res_src, consts, steps, pre):
     """The backward loop. bwd's residual inputs are bound by position (simplification may have
     merged equal residuals of fwd, so they need not be fwd's output variables)."""
     src = gen.src
-    b_in = _names(gen, bwd.in_vars)
     n_res = len(res_src)
-    gen.assign([b for b, s in zip(b_in, res_src) if s >= 0], [consts[s] for s in res_src if s >= 0])
+    gen.alias([v for v, s in zip(bwd.in_vars, res_src) if s >= 0], [consts[s] for s in res_src if s >= 0])
+    gen.alias(bwd.in_vars[n_res:], cts)     # assigned only after the step's last read
+    buffers = _StepBuffers(gen, bwd)
     src.emit(f"for {pre}_k in range({steps} - 1, -1, -1):")
     src.depth += 1
     _poll(gen, f"{pre}_k", bwd)
     tapes = iter(t for t, _ in taped)
-    for b, s in zip(b_in, res_src):
+    gen.unalias([v for v, s in zip(bwd.in_vars, res_src) if s < 0])
+    for v, s in zip(bwd.in_vars, res_src):
         if s < 0:
-            src.emit(f"{b} = {next(tapes)}[{pre}_k]")
-    gen.assign(b_in[n_res:], cts)
+            src.emit(f"{gen.names[v.id]} = {next(tapes)}[{pre}_k]")
     gen.emit_program(bwd)
     for a, g in zip(acc, bwd.outs[:len(acc)]):
         src.emit(f"{a} = {a} + {gen.name(g)}")
     gen.assign(cts, _atoms(gen, bwd.outs[len(acc):]))
     src.depth -= 1
+    buffers.close()
 
 
 LOWERINGS.update({"while_loop": Lowering(structured=emit_while),

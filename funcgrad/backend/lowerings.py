@@ -12,7 +12,8 @@ primitive name (`LOWERINGS`, read through `lowering(prim)`). An entry may give
   in numba.objmode (correct for every primitive, but it pays a Python round trip);
 - `structured`: loops and branches, emitter(generator, outs, ins, equation) writing the
   sub-programs inline (loop_emitters.py fills these in);
-- `fresh`: the generated code always allocates a new array for the result.
+- `fresh`: the generated code always allocates a new array for the result;
+- `renames`: the outputs are the (first) inputs themselves, written under the inputs' names.
 0-d values are scalars in generated code.
 """
 from __future__ import annotations
@@ -86,14 +87,23 @@ def _where_text(e):
     return "" if e.src is None else printable(f" at {e.src.long()}")
 
 
+def _loops(names, sizes):
+    """A loop nest `for name in range(size)` (a size of 1 has no loop: its index is 0): the
+    lines, the indentation inside it, and the index of each dimension."""
+    lines, index = [], []
+    for name, n in zip(names, sizes):
+        if n == 1:
+            index.append("0")
+        else:
+            lines.append("    " * len(lines) + f"for {name} in range({n}):")
+            index.append(name)
+    return lines, "    " * len(lines), index
+
+
 def _index_loops(o, x_aval, arrays, array_names, bshape, k, e):
     """Loop nest over the broadcast index shape; yields (lines, depth, source position text).
     An index out of range raises IndexError naming the user's line of the equation `e`."""
-    lines = []
-    b = [f"{o}_b{d}" for d in range(len(bshape))]
-    for d, n in enumerate(bshape):
-        lines.append("    " * d + f"for {b[d]} in range({n}):")
-    pad = "    " * len(bshape)
+    lines, pad, b = _loops([f"{o}_b{d}" for d in range(len(bshape))], bshape)
     pos = []
     for d, (a, name) in enumerate(zip(arrays, array_names)):
         shape = a.aval.shape
@@ -180,13 +190,10 @@ def _permuted(dst, src, shape, perm, dtype):
     if len(perm) == 2:
         return [f"{dst} = np.ascontiguousarray({src}.T)"]
     out_shape = [shape[p] for p in perm]
-    idx = [f"{dst}_{k}" for k in range(len(perm))]
+    loops, pad, idx = _loops([f"{dst}_{k}" for k in range(len(perm))], out_shape)
     src_idx = [idx[perm.index(d)] for d in range(len(perm))]
-    lines = [f"{dst} = np.empty({_tuple(out_shape)}, {_dt(dtype)})"]
-    for k, n in enumerate(out_shape):
-        lines.append("    " * k + f"for {idx[k]} in range({n}):")
-    lines.append("    " * len(perm) + f"{dst}[{', '.join(idx)}] = {src}[{', '.join(src_idx)}]")
-    return lines
+    return ([f"{dst} = np.empty({_tuple(out_shape)}, {_dt(dtype)})"] + loops
+            + [pad + f"{dst}[{', '.join(idx)}] = {src}[{', '.join(src_idx)}]"])
 
 
 def _contract(outs, ins, e):
@@ -234,24 +241,22 @@ def _cumulative(outs, ins, e):
         return None
     axis, (o,), (x,) = e.params["axis"], outs, ins
     op, init = ("+", "0") if e.prim.name == "cumsum" else ("*", "1")
-    idx = [f"{o}_i{d}" for d in range(a.ndim)]
-    lines = [f"{o} = np.empty({_tuple(a.shape)}, {_dt(a.dtype)})"]
     outer = [d for d in range(a.ndim) if d != axis]
-    for depth, d in enumerate(outer):
-        lines.append("    " * depth + f"for {idx[d]} in range({a.shape[d]}):")
-    pad = "    " * len(outer)
+    loops, pad, index = _loops([f"{o}_i{d}" for d in outer], [a.shape[d] for d in outer])
+    idx = [f"{o}_i{d}" for d in range(a.ndim)]
+    for d, i in zip(outer, index):
+        idx[d] = i
+    lines = [f"{o} = np.empty({_tuple(a.shape)}, {_dt(a.dtype)})"] + loops
+    run, inner, (idx[axis],) = _loops([idx[axis]], [a.shape[axis]])
+    run, inner = [pad + line for line in run], pad + inner
     at = ", ".join(idx)
     if op == "+" and a.dtype.kind == "f":      # compensated, as the fused sums (codegen.py)
-        return lines + [
-            pad + f"{o}_acc = 0.0; {o}_c = 0.0",
-            pad + f"for {idx[axis]} in range({a.shape[axis]}):",
-            pad + f"    {o}_acc, {o}_c = _vm.add_compensated({o}_acc, {o}_c, np.float64({x}[{at}]))",
-            pad + f"    {o}[{at}] = {_dt(a.dtype)}(_vm.compensated({o}_acc, {o}_c))"]
-    lines += [pad + f"{o}_acc = {_dt(a.dtype)}({init})",
-              pad + f"for {idx[axis]} in range({a.shape[axis]}):",
-              pad + f"    {o}_acc = {o}_acc {op} {x}[{at}]",
-              pad + f"    {o}[{at}] = {o}_acc"]
-    return lines
+        return lines + [pad + f"{o}_acc = 0.0; {o}_c = 0.0"] + run + [
+            inner + f"{o}_acc, {o}_c = _vm.add_compensated({o}_acc, {o}_c, np.float64({x}[{at}]))",
+            inner + f"{o}[{at}] = {_dt(a.dtype)}(_vm.compensated({o}_acc, {o}_c))"]
+    return lines + [pad + f"{o}_acc = {_dt(a.dtype)}({init})"] + run + [
+        inner + f"{o}_acc = {o}_acc {op} {x}[{at}]",
+        inner + f"{o}[{at}] = {o}_acc"]
 
 
 def _argsort(outs, ins, e):
@@ -263,25 +268,22 @@ def _argsort(outs, ins, e):
     if a.ndim == 1:
         return [f"{o} = np.argsort({x}, kind='mergesort')"]
     rows = int(np.prod(a.shape[:-1], dtype=np.int64))
-    return [f"{o}_x = np.ascontiguousarray({x}).reshape(({rows}, {a.shape[-1]}))",
-            f"{o}_r = np.empty(({rows}, {a.shape[-1]}), np.intp)",
-            f"for {o}_k in range({rows}):",
-            f"    {o}_r[{o}_k] = np.argsort({o}_x[{o}_k], kind='mergesort')",
-            f"{o} = {o}_r.reshape({_tuple(a.shape)})"]
-
-
-def _custom_vjp_call(outs, ins, e):
-    return [f"{o} = {x}" for o, x in zip(outs, ins)]     # identity on the outputs
+    loop, pad, (k,) = _loops([f"{o}_k"], [rows])
+    return ([f"{o}_x = np.ascontiguousarray({x}).reshape(({rows}, {a.shape[-1]}))",
+             f"{o}_r = np.empty(({rows}, {a.shape[-1]}), np.intp)"] + loop
+            + [pad + f"{o}_r[{k}] = np.argsort({o}_x[{k}], kind='mergesort')",
+               f"{o} = {o}_r.reshape({_tuple(a.shape)})"])
 
 
 class Lowering:
     """One entry of the table (see the module docstring)."""
 
-    __slots__ = ("scalar", "fusion", "statement", "structured", "fresh")
+    __slots__ = ("scalar", "fusion", "statement", "structured", "fresh", "renames")
 
-    def __init__(self, scalar=None, fusion=None, statement=None, structured=None, fresh=False):
+    def __init__(self, scalar=None, fusion=None, statement=None, structured=None, fresh=False,
+                 renames=False):
         self.scalar, self.fusion, self.statement = scalar, fusion, statement
-        self.structured, self.fresh = structured, fresh
+        self.structured, self.fresh, self.renames = structured, fresh, renames
 
 
 def _scalars(**templates):
@@ -309,8 +311,8 @@ LOWERINGS = {
     "cumsum": Lowering(statement=_cumulative),
     "cumprod": Lowering(statement=_cumulative),
     "argsort": Lowering(statement=_argsort),
-    "custom_vjp_call": Lowering(statement=_custom_vjp_call),
-    "remat_barrier": Lowering(statement=lambda outs, ins, e: [f"{outs[0]} = {ins[0]}"]),
+    "custom_vjp_call": Lowering(renames=True),
+    "remat_barrier": Lowering(renames=True),
     "reshape": Lowering(statement=_reshape),
     "rev": Lowering(statement=_rev),
     "concatenate": Lowering(statement=_concatenate, fresh=True),

@@ -214,11 +214,29 @@ class _Rewriter:
                 widths.append(None)
         return flat, widths
 
+    def _loop_consts(self, prog, consts, n_rest):
+        """prog (a rewritten loop body, its first inputs those of _const_avals) without the
+        constant inputs it does not read, and the outer values of those it does."""
+        uses = ir.use_counts(prog)
+        it = iter(prog.in_vars)
+        kept, values = [], []
+        for c in consts:
+            whole = next(it)
+            if uses.get(whole.id):
+                kept.append(whole)
+                values.append(self.arr(c))
+            for k in range(c.aval.size if _small(c.aval) else 0):
+                v = next(it)
+                if uses.get(v.id):
+                    kept.append(v)
+                    values.append(self.parts(c)[k])
+        rest = prog.in_vars[len(prog.in_vars) - n_rest:]
+        return Program(kept + rest, prog.eqns, prog.outs), values
+
     def scan(self, e):
         p = e.params
         body, n_c, n = p["body"], p["n_c"], p["n_carry"]
         consts, init, xs = e.inputs[:n_c], e.inputs[n_c:n_c + n], e.inputs[n_c + n:]
-        c_vals = [self.arr(c) for c in consts]
         c_avals = [v.aval for v in body.in_vars[n_c:n_c + n]]
         init_flat, widths = self._split_carries(init, c_avals)
         x_vals, x_cols = [], []
@@ -236,7 +254,7 @@ class _Rewriter:
         def new_body(*args):
             r = _Rewriter(True)
             it = iter(args)
-            ins = [next(it) for _ in consts]
+            ins = _bind_consts(r, it, body.in_vars[:n_c], consts)
             ins += [_take(it, w, v.aval) for v, w in zip(body.in_vars[n_c:n_c + n], widths)]
             ins += [_take(it, w, v.aval) for v, w in zip(body.in_vars[n_c + n:], x_cols)]
             r.bind_inputs(body, ins)
@@ -244,10 +262,11 @@ class _Rewriter:
             outs += [r.flat(o, s) for o, s in zip(y_outs, y_small)]
             return [x for group in outs for x in group]
 
-        avals = ([ir.aval_of(c) for c in c_vals] + [ir.aval_of(v) for v in init_flat]
+        avals = ([ir.aval_of(v) for v in init_flat]
                  + [Aval(ir.aval_of(x).shape[1:], ir.aval_of(x).dtype) for x in x_vals])
-        prog, captured = trace_flat(new_body, avals)
+        prog, captured = trace_flat(new_body, _const_avals(consts) + avals)
         assert not captured
+        prog, c_vals = self._loop_consts(prog, consts, len(avals))
         n_flat = len(init_flat)
         res = ir.bind_staged(REGISTRY["scan"], *c_vals, *init_flat, *x_vals, body=prog, length=p["length"],
                              reverse=p["reverse"], n_c=len(c_vals), n_carry=n_flat)
@@ -263,31 +282,29 @@ class _Rewriter:
     def while_loop(self, e):
         p = e.params
         cond, body, n_cc, n_bc = p["cond"], p["body"], p["n_cc"], p["n_bc"]
-        cc = [self.arr(v) for v in e.inputs[:n_cc]]
-        bc = [self.arr(v) for v in e.inputs[n_cc:n_cc + n_bc]]
         init = e.inputs[n_cc + n_bc:]
         c_avals = [v.aval for v in body.in_vars[n_bc:]]
         init_flat, widths = self._split_carries(init, c_avals)
 
-        def rewrite(prog, n_consts, outs_split):
+        def rewrite(prog, consts, outs_split):
             def fn(*args):
                 r = _Rewriter(True)
                 it = iter(args)
-                ins = [next(it) for _ in range(n_consts)]
+                ins = _bind_consts(r, it, prog.in_vars[:len(consts)], consts)
                 ins += [_take(it, w, av) for w, av in zip(widths, c_avals)]
                 r.bind_inputs(prog, ins)
                 if not outs_split:
                     return [r.arr(o) for o in prog.outs]
                 return [x for o, w in zip(prog.outs, widths) for x in r.flat(o, w is not None)]
-            avals = ([ir.aval_of(c) for c in (cc if prog is cond else bc)]
-                     + [ir.aval_of(v) for v in init_flat])
-            out, captured = trace_flat(fn, avals)
+            avals = [ir.aval_of(v) for v in init_flat]
+            out, captured = trace_flat(fn, _const_avals(consts) + avals)
             assert not captured
-            return out
+            return self._loop_consts(out, consts, len(avals))
 
-        res = ir.bind_staged(REGISTRY["while_loop"], *cc, *bc, *init_flat, cond=rewrite(cond, n_cc, False),
-                             body=rewrite(body, n_bc, True), n_cc=n_cc, n_bc=n_bc,
-                             checkpoint=p.get("checkpoint"))
+        cond, cc = rewrite(cond, e.inputs[:n_cc], False)
+        body, bc = rewrite(body, e.inputs[n_cc:n_cc + n_bc], True)
+        res = ir.bind_staged(REGISTRY["while_loop"], *cc, *bc, *init_flat, cond=cond, body=body, n_cc=len(cc),
+                             n_bc=len(bc), checkpoint=p.get("checkpoint"))
         it = iter(res)
         return [_take(it, w, av) for w, av in zip(widths, c_avals)]
 
@@ -304,6 +321,31 @@ class _Rewriter:
     def flat(self, atom, split):
         """An output as a list: its scalars when `split`, else [array]."""
         return list(self.parts(atom)) if split else [self.arr(atom)]
+
+
+def _const_avals(consts):
+    """The inputs a rewritten loop body takes for the loop's constants: each whole and, when
+    small, also as its scalars, which the loop then receives once, before its first step
+    (rather than the body reading them out of the array at every step)."""
+    avals = []
+    for c in consts:
+        avals.append(c.aval)
+        avals += [Aval((), c.aval.dtype)] * (c.aval.size if _small(c.aval) else 0)
+    return avals
+
+
+def _bind_consts(r, it, in_vars, consts):
+    """The body's values of the inputs of _const_avals: a small constant is Parts (its
+    scalars) that stand for the whole array input where an operation needs it whole."""
+    ins = []
+    for v, c in zip(in_vars, consts):
+        whole = next(it)
+        if _small(c.aval):
+            r.cache[("packed", v.id)] = whole
+            ins.append(Parts(v.aval, [next(it) for _ in range(c.aval.size)]))
+        else:
+            ins.append(whole)
+    return ins
 
 
 def _take(it, width, aval):
