@@ -23,7 +23,8 @@ from ..higher_order.custom import stop_gradient
 from ..higher_order.implicit import custom_root
 from ..higher_order.loops import while_loop
 from ..ir import Traced
-from ..tree_util import tree_leaves
+from ..tree_util import tree_leaves, tree_structure
+from .runners import cached_runner
 
 __all__ = ["root", "least_squares"]
 
@@ -48,6 +49,10 @@ def _flat(fun, x0, args):
             lambda x, *a: fnp.ravel(fun(unravel(x), *a)))
 
 
+def _structure(x0):
+    return tree_structure(x0), tuple(np.shape(v) for v in tree_leaves(x0))
+
+
 def _traced(args):
     return any(isinstance(leaf, Traced) for leaf in tree_leaves(args))
 
@@ -63,43 +68,12 @@ def root(fun, x0, args=(), *, method="newton", tol=1e-10, maxiter=100, xtol=1e-1
     if method not in ("newton", "broyden"):
         raise ValueError(f"root: method must be 'newton' or 'broyden', got {method!r}")
     flat0, unravel, F = _flat(fun, x0, args)
-
-    @jit
-    def run(x0, args):
-        f = lambda x: F(x, *args)
-        J0, f0 = jacfwd(f)(x0), f(x0)
-
-        def body(s):
-            x, fx, J = s["x"], s["f"], s["J"]
-            if method == "newton":
-                J = jacfwd(f)(x)
-            d = -fnp.linalg.solve(J, fx)
-            norm2 = fnp.sum(fx * fx)
-
-            def backtrack(c):             # halve until |F|^2 decreases enough (Armijo)
-                t, _, _, k = c
-                t = t * 0.5
-                fy = f(x + t * d)
-                return t, fy, fnp.sum(fy * fy), k + 1
-            f1 = f(x + d)
-            t, k = 1.0, 0
-            if method == "newton":
-                t, f1, _, k = while_loop(
-                    lambda c: (c[2] > (1 - 1e-4 * c[0]) * norm2) & (c[3] < 30),
-                    backtrack, (1.0, f1, fnp.sum(f1 * f1), np.int64(0)))
-            step = t * d
-            x1 = x + step
-            if method == "broyden":
-                J = J + fnp.outer(f1 - fx - J @ step, step) / fnp.sum(step * step)
-            small = fnp.max(fnp.abs(step)) <= xtol * (1 + fnp.max(fnp.abs(x1)))
-            return {"x": x1, "f": f1, "J": J, "k": s["k"] + 1,
-                    "nfev": s["nfev"] + 1 + k, "njev": s["njev"] + (method == "newton"),
-                    "status": fnp.where(fnp.max(fnp.abs(f1)) <= tol, 1,
-                                        fnp.where(small, 2, 0))}
-        s = {"x": x0, "f": f0, "J": J0, "k": np.int64(0), "nfev": np.int64(1),
-             "njev": np.int64(1), "status": fnp.where(fnp.max(fnp.abs(f0)) <= tol, 1, 0)}
-        s = while_loop(lambda s: (s["status"] == 0) & (s["k"] < maxiter), body, s)
-        return s["x"], s["f"], s["k"], s["nfev"], s["njev"], s["status"]
+    def make():
+        @jit
+        def run(x0, args):
+            return _root_loop(F, method, tol, maxiter, xtol, x0, args)
+        return run
+    run = cached_runner(fun, ("root", method, tol, maxiter, xtol, _structure(x0)), make)
 
     if _traced(args):
         def solve(G, x_init):
@@ -111,6 +85,44 @@ def root(fun, x0, args=(), *, method="newton", tol=1e-10, maxiter=100, xtol=1e-1
     status = int(status)
     return OptimizeResult(x=unravel(x), fun=f, nit=int(nit), nfev=int(nfev), njev=int(njev),
                           status=status, success=status == 1, message=_ROOT_MESSAGES[status])
+
+
+def _root_loop(F, method, tol, maxiter, xtol, x0, args):
+    """The compiled body of root: Newton or Broyden iterations in one while_loop."""
+    f = lambda x: F(x, *args)
+    J0, f0 = jacfwd(f)(x0), f(x0)
+
+    def body(s):
+        x, fx, J = s["x"], s["f"], s["J"]
+        if method == "newton":
+            J = jacfwd(f)(x)
+        d = -fnp.linalg.solve(J, fx)
+        norm2 = fnp.sum(fx * fx)
+
+        def backtrack(c):             # halve until |F|^2 decreases enough (Armijo)
+            t, _, _, k = c
+            t = t * 0.5
+            fy = f(x + t * d)
+            return t, fy, fnp.sum(fy * fy), k + 1
+        f1 = f(x + d)
+        t, k = 1.0, 0
+        if method == "newton":
+            t, f1, _, k = while_loop(
+                lambda c: (c[2] > (1 - 1e-4 * c[0]) * norm2) & (c[3] < 30),
+                backtrack, (1.0, f1, fnp.sum(f1 * f1), np.int64(0)))
+        step = t * d
+        x1 = x + step
+        if method == "broyden":
+            J = J + fnp.outer(f1 - fx - J @ step, step) / fnp.sum(step * step)
+        small = fnp.max(fnp.abs(step)) <= xtol * (1 + fnp.max(fnp.abs(x1)))
+        return {"x": x1, "f": f1, "J": J, "k": s["k"] + 1,
+                "nfev": s["nfev"] + 1 + k, "njev": s["njev"] + (method == "newton"),
+                "status": fnp.where(fnp.max(fnp.abs(f1)) <= tol, 1,
+                                    fnp.where(small, 2, 0))}
+    s = {"x": x0, "f": f0, "J": J0, "k": np.int64(0), "nfev": np.int64(1),
+         "njev": np.int64(1), "status": fnp.where(fnp.max(fnp.abs(f0)) <= tol, 1, 0)}
+    s = while_loop(lambda s: (s["status"] == 0) & (s["k"] < maxiter), body, s)
+    return s["x"], s["f"], s["k"], s["nfev"], s["njev"], s["status"]
 
 
 def least_squares(fun, x0, args=(), *, method="lm", ftol=1e-8, xtol=1e-8, gtol=1e-8,
@@ -129,47 +141,13 @@ def least_squares(fun, x0, args=(), *, method="lm", ftol=1e-8, xtol=1e-8, gtol=1
     n = flat0.size
     max_nfev = int(max_nfev if max_nfev is not None else 100 * n)
 
-    @jit
-    def run(x0, args):
-        r = lambda x: r_of(x, *args)
-
-        def model(x):
-            rx, J = r(x), jacfwd(r)(x)
-            return rx, J, J.T @ rx, 0.5 * fnp.sum(rx * rx)
-
-        def body(s):
-            x, rx, J, g, cost, mu = s["x"], s["r"], s["J"], s["g"], s["cost"], s["mu"]
-            A = J.T @ J
-            damp = mu * fnp.maximum(fnp.diag(A), 1e-12) if method == "lm" else 0.0 * fnp.diag(A)
-            step = -fnp.linalg.solve(A + fnp.diag(damp), g)
-            if method == "gauss-newton":
-                def halve(c):
-                    t, _ = c
-                    y = r(x + 0.5 * t * step)
-                    return 0.5 * t, 0.5 * fnp.sum(y * y)
-                r1 = r(x + step)
-                t, c1 = while_loop(lambda c: (c[1] > cost) & (c[0] > 1e-10), halve,
-                                   (1.0, 0.5 * fnp.sum(r1 * r1)))
-                step = t * step
-            x1 = x + step
-            r1, J1, g1, c1 = model(x1)
-            predicted = -(fnp.sum(g * step) + 0.5 * fnp.sum(step * (A @ step)))
-            rho = (cost - c1) / fnp.where(predicted > 0, predicted, 1.0)
-            accept = c1 < cost
-            mu1 = fnp.where(rho > 0.75, mu / 3.0, fnp.where(rho < 0.25, mu * 2.0, mu))
-            keep = lambda new, old: fnp.where(accept, new, old)
-            ftol_ok = accept & ((cost - c1) <= ftol * cost)
-            xtol_ok = fnp.sqrt(fnp.sum(step * step)) <= xtol * (xtol + fnp.sqrt(fnp.sum(x * x)))
-            gtol_ok = fnp.max(fnp.abs(keep(g1, g))) <= gtol
-            return {"x": keep(x1, x), "r": keep(r1, rx), "J": keep(J1, J), "g": keep(g1, g),
-                    "cost": keep(c1, cost), "mu": fnp.where(accept, mu1, mu * 4.0),
-                    "nfev": s["nfev"] + 1, "status": fnp.where(
-                        gtol_ok, 1, fnp.where(ftol_ok, 2, fnp.where(xtol_ok, 3, 0)))}
-        r0, J0, g0, c0 = model(x0)
-        s = {"x": x0, "r": r0, "J": J0, "g": g0, "cost": c0, "mu": 1e-3 + 0 * c0,
-             "nfev": np.int64(1), "status": fnp.where(fnp.max(fnp.abs(g0)) <= gtol, 1, 0)}
-        s = while_loop(lambda s: (s["status"] == 0) & (s["nfev"] < max_nfev), body, s)
-        return s["x"], s["r"], s["J"], s["g"], s["cost"], s["nfev"], s["status"]
+    def make():
+        @jit
+        def run(x0, args):
+            return _lsq_loop(r_of, method, ftol, xtol, gtol, max_nfev, x0, args)
+        return run
+    run = cached_runner(fun, ("least_squares", method, ftol, xtol, gtol, max_nfev,
+                              _structure(x0)), make)
 
     if _traced(args):
         def solve(G, x_init):
@@ -183,3 +161,46 @@ def least_squares(fun, x0, args=(), *, method="lm", ftol=1e-8, xtol=1e-8, gtol=1
     return OptimizeResult(x=unravel(x), cost=float(cost), fun=rx, jac=J, grad=g, nfev=int(nfev),
                           njev=int(nfev), status=status, success=status > 0,
                           message=_LSQ_MESSAGES[status])
+
+
+def _lsq_loop(r_of, method, ftol, xtol, gtol, max_nfev, x0, args):
+    """The compiled body of least_squares: LM or Gauss-Newton steps in one while_loop."""
+    r = lambda x: r_of(x, *args)
+
+    def model(x):
+        rx, J = r(x), jacfwd(r)(x)
+        return rx, J, J.T @ rx, 0.5 * fnp.sum(rx * rx)
+
+    def body(s):
+        x, rx, J, g, cost, mu = s["x"], s["r"], s["J"], s["g"], s["cost"], s["mu"]
+        A = J.T @ J
+        damp = mu * fnp.maximum(fnp.diag(A), 1e-12) if method == "lm" else 0.0 * fnp.diag(A)
+        step = -fnp.linalg.solve(A + fnp.diag(damp), g)
+        if method == "gauss-newton":
+            def halve(c):
+                t, _ = c
+                y = r(x + 0.5 * t * step)
+                return 0.5 * t, 0.5 * fnp.sum(y * y)
+            r1 = r(x + step)
+            t, c1 = while_loop(lambda c: (c[1] > cost) & (c[0] > 1e-10), halve,
+                               (1.0, 0.5 * fnp.sum(r1 * r1)))
+            step = t * step
+        x1 = x + step
+        r1, J1, g1, c1 = model(x1)
+        predicted = -(fnp.sum(g * step) + 0.5 * fnp.sum(step * (A @ step)))
+        rho = (cost - c1) / fnp.where(predicted > 0, predicted, 1.0)
+        accept = c1 < cost
+        mu1 = fnp.where(rho > 0.75, mu / 3.0, fnp.where(rho < 0.25, mu * 2.0, mu))
+        keep = lambda new, old: fnp.where(accept, new, old)
+        ftol_ok = accept & ((cost - c1) <= ftol * cost)
+        xtol_ok = fnp.sqrt(fnp.sum(step * step)) <= xtol * (xtol + fnp.sqrt(fnp.sum(x * x)))
+        gtol_ok = fnp.max(fnp.abs(keep(g1, g))) <= gtol
+        return {"x": keep(x1, x), "r": keep(r1, rx), "J": keep(J1, J), "g": keep(g1, g),
+                "cost": keep(c1, cost), "mu": fnp.where(accept, mu1, mu * 4.0),
+                "nfev": s["nfev"] + 1, "status": fnp.where(
+                    gtol_ok, 1, fnp.where(ftol_ok, 2, fnp.where(xtol_ok, 3, 0)))}
+    r0, J0, g0, c0 = model(x0)
+    s = {"x": x0, "r": r0, "J": J0, "g": g0, "cost": c0, "mu": 1e-3 + 0 * c0,
+         "nfev": np.int64(1), "status": fnp.where(fnp.max(fnp.abs(g0)) <= gtol, 1, 0)}
+    s = while_loop(lambda s: (s["status"] == 0) & (s["nfev"] < max_nfev), body, s)
+    return s["x"], s["r"], s["J"], s["g"], s["cost"], s["nfev"], s["status"]

@@ -26,8 +26,9 @@ from ..higher_order.custom import stop_gradient
 from ..higher_order.implicit import custom_root
 from ..higher_order.loops import fori_loop, while_loop
 from ..ir import Traced
-from ..tree_util import tree_leaves
+from ..tree_util import tree_leaves, tree_structure
 from .line_search import strong_wolfe
+from .runners import cached_runner
 
 __all__ = ["minimize"]
 
@@ -214,10 +215,15 @@ def minimize(fun, x0, args=(), *, method="lbfgs", tol=None, maxiter=None, bounds
         flat0 = np.clip(flat0, lo, hi)
     f_flat = lambda x, *a: fun(unravel(x), *a)
 
-    @jit
-    def run(x0, lo, hi, args):
-        vg = lambda x: value_and_grad(f_flat)(x, *args)
-        return _loop(vg, x0, method, m, maxiter, gtol, ftol, maxls, lo, hi, history)
+    def make():
+        @jit
+        def run(x0, lo, hi, args):
+            vg = lambda x: value_and_grad(f_flat)(x, *args)
+            return _loop(vg, x0, method, m, maxiter, gtol, ftol, maxls, lo, hi, history)
+        return run
+    run = cached_runner(fun, ("minimize", method, m, maxiter, gtol, ftol, maxls, history,
+                              tree_structure(x0), tuple(np.shape(v) for v in tree_leaves(x0))),
+                        make)
 
     if any(isinstance(leaf, Traced) for leaf in tree_leaves(args)):
         return _differentiable(f_flat, run, flat0, lo, hi, tuple(args), unravel)
