@@ -27,6 +27,7 @@ import numpy as np
 from ..api.gradients import value_and_grad
 from ..api.jit import jit
 from ..higher_order.loops import scan
+from ..optimize.runners import cached_runner
 from ..tree_util import tree_leaves, tree_map
 from .updates import apply_updates
 
@@ -87,18 +88,26 @@ def fit(loss, params, optimizer, *, steps, data=None, batch_size=None, has_aux=F
         batches = np.zeros((steps, 0), np.int64)
     else:
         batches = batch_indices(_rows(args), int(batch_size), steps, seed)
-    grad_fn = value_and_grad(loss, has_aux=has_aux)
+    full = batch_size is None
 
-    @jit
-    def run(params, state, args, batches):
-        def step(carry, idx):
-            p, s = carry
-            batch = args if batch_size is None else tree_map(lambda x: x[idx], args)
-            value, grads = grad_fn(p, *batch)
-            updates, s = optimizer.update(grads, s, p)
-            return (apply_updates(p, updates), s), value
-        (p, s), values = scan(step, (params, state), batches)
-        return p, s, values
+    def make():
+        grad_fn = value_and_grad(loss, has_aux=has_aux)
+
+        @jit
+        def run(params, state, args, batches):
+            def step(carry, idx):
+                p, s = carry
+                batch = args if full else tree_map(lambda x: x[idx], args)
+                value, grads = grad_fn(p, *batch)
+                updates, s = optimizer.update(grads, s, p)
+                return (apply_updates(p, updates), s), value
+            (p, s), values = scan(step, (params, state), batches)
+            return p, s, values
+        return run
+    # the compiled loop is reused by later fits of the same loss and optimizer while nothing
+    # they read from outside their arguments changes (optimize/runners.py)
+    run = cached_runner(loss, ("fit", optimizer, has_aux, full), make,
+                        also=(optimizer.init, optimizer.update))
 
     if steps == 0:
         return FitResult(params, state, np.zeros(0))

@@ -19,10 +19,11 @@ _RUNNERS: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
 MAX_PER_FUNCTION = 8
 
 
-def cached_runner(fun, key, make):
-    """make() -> runner, or the one made before for (fun, key) if fun's state is the same."""
+def cached_runner(fun, key, make, also=()):
+    """make() -> runner, or the one made before for (fun, key) if the state of fun (and of the
+    functions in `also`, e.g. an optimizer's init and update) is the same."""
     try:
-        state = state_key(fun)
+        state = tuple(state_key(g) for g in (fun, *also))
         table = _RUNNERS.setdefault(fun, {})
     except (Unguardable, TypeError):        # unguardable state, or fun not weak-referenceable
         return make()
