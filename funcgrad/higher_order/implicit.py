@@ -55,23 +55,7 @@ def custom_root(f, initial_guess, solve, tangent_solve, has_aux=False):
         ...     return fg.custom_root(lambda x: x * x - a, 1.0, newton, lambda g, y: y / g(1.0))
         >>> fg.grad(sqrt)(2.0)               # 1 / (2 sqrt 2), without differentiating the loop
     """
-    f_at, theta = _closed(f, initial_guess)
-
-    def run(theta, guess):
-        return solve(lambda x: f_at(theta, x), guess)
-
-    def fwd(theta, guess):
-        out = run(theta, guess)
-        return out, (theta, out[0] if has_aux else out)
-
-    def bwd(res, ct):
-        theta, root = res
-        ct = ct[0] if has_aux else ct
-        transposed = lambda v: vjp_of(lambda x: f_at(theta, x), [root], v)[0]
-        lam = tangent_solve(transposed, ct)
-        return _negated(vjp_of(lambda *th: f_at(th, root), theta, lam)), None
-
-    return custom_vjp(run).defvjp(fwd, bwd)(theta, initial_guess)
+    return _implicit(f, initial_guess, solve, tangent_solve, has_aux, start_gets_ct=False)
 
 
 def custom_linear_solve(matvec, b, solve, transpose_solve=None, symmetric=False, has_aux=False):
@@ -87,26 +71,33 @@ def custom_linear_solve(matvec, b, solve, transpose_solve=None, symmetric=False,
     also run in the backward pass, where the forward pass's traced values are gone).
     """
     if transpose_solve is None and not symmetric:
-        transpose_solve_ = None
-    else:
-        transpose_solve_ = solve if transpose_solve is None else transpose_solve
-    matvec_at, theta = _closed(matvec, b)
+        def transpose_solve(vecmat, ct):
+            raise TypeError("custom_linear_solve: reverse mode needs the transposed system: "
+                            "give transpose_solve, or symmetric=True when matvec is symmetric")
+    elif transpose_solve is None:
+        transpose_solve = solve
+    return _implicit(matvec, b, solve, transpose_solve, has_aux, start_gets_ct=True)
 
-    def run(theta, b):
-        return solve(lambda x: matvec_at(theta, x), b)
 
-    def fwd(theta, b):
-        out = run(theta, b)
+def _implicit(fn, start, solve, transposed_solve, has_aux, start_gets_ct):
+    """solve(lambda x: fn(x), start), differentiated through fn's Jacobian in x at the
+    solution x: lam = transposed_solve(v -> (dfn/dx)^T v, ct), the values fn closes over get
+    -(dfn/dtheta)^T lam, and `start` gets lam when start_gets_ct (the right-hand side b of a
+    linear system fn(x) - b = 0), nothing otherwise (a root's initial guess)."""
+    fn_at, theta = _closed(fn, start)
+
+    def run(theta, start):
+        return solve(lambda x: fn_at(theta, x), start)
+
+    def fwd(theta, start):
+        out = run(theta, start)
         return out, (theta, out[0] if has_aux else out)
 
     def bwd(res, ct):
-        if transpose_solve_ is None:
-            raise TypeError("custom_linear_solve: reverse mode needs the transposed system: "
-                            "give transpose_solve, or symmetric=True when matvec is symmetric")
         theta, x = res
         ct = ct[0] if has_aux else ct
-        vecmat = lambda v: vjp_of(lambda y: matvec_at(theta, y), [x], v)[0]
-        lam = transpose_solve_(vecmat, ct)
-        return _negated(vjp_of(lambda *th: matvec_at(th, x), theta, lam)), lam
+        lam = transposed_solve(lambda v: vjp_of(lambda y: fn_at(theta, y), [x], v)[0], ct)
+        theta_ct = _negated(vjp_of(lambda *th: fn_at(th, x), theta, lam))
+        return theta_ct, (lam if start_gets_ct else None)
 
-    return custom_vjp(run).defvjp(fwd, bwd)(theta, b)
+    return custom_vjp(run).defvjp(fwd, bwd)(theta, start)
