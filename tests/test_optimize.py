@@ -34,6 +34,33 @@ def test_lbfgs_matches_scipy_on_rosenbrock(n):
     np.testing.assert_allclose(h["fun"][-1], ours.fun)
 
 
+@pytest.mark.parametrize("n", [2, 100])
+def test_newton_cg_matches_scipy_on_rosenbrock(n):
+    x0 = rosen_start(n)
+    ours = fg.optimize.minimize(rosen, x0, method="newton-cg")
+    ref = so.minimize(so.rosen, x0, jac=so.rosen_der, hessp=so.rosen_hess_prod,
+                      method="Newton-CG")
+    assert ours.success and ref.success, ours.message
+    assert abs(ours.nit - ref.nit) <= 0.15 * ref.nit, (ours.nit, ref.nit)
+    assert abs(ours.nhev - ref.nhev) <= 0.15 * ref.nhev, (ours.nhev, ref.nhev)
+    # SciPy's stopping test (the step's 1-norm) is loose: both stop near, not at, x = 1
+    assert ours.fun <= max(1e-8, 10 * ref.fun) and np.max(np.abs(ours.x - 1)) < 0.05
+
+
+def test_newton_cg_on_a_quadratic_takes_scipys_inexact_newton_steps():
+    A = np.array([[4.0, 1.0, 0.0], [1.0, 3.0, 0.5], [0.0, 0.5, 2.0]])
+    b = np.array([1.0, -2.0, 0.5])
+    res = fg.optimize.minimize(lambda x: 0.5 * x @ A @ x - b @ x, np.zeros(3),
+                               method="newton-cg", options={"gtol": 1e-10})
+    ref = so.minimize(lambda x: 0.5 * x @ A @ x - b @ x, np.zeros(3), jac=lambda x: A @ x - b,
+                      hessp=lambda x, p: A @ p, method="Newton-CG", options={"xtol": 1e-12})
+    # CG stops at a residual of min(0.5, sqrt|g|) |g|: several inexact steps, as in SciPy
+    assert res.success and abs(res.nit - ref.nit) <= 1 and abs(res.nhev - ref.nhev) <= 1, res
+    np.testing.assert_allclose(res.x, np.linalg.solve(A, b), rtol=1e-8)
+    with pytest.raises(ValueError, match="takes no bounds"):
+        fg.optimize.minimize(rosen, np.zeros(2), method="newton-cg", bounds=[(0, 1)] * 2)
+
+
 def test_bfgs_and_gd():
     x0 = rosen_start(2)
     ours = fg.optimize.minimize(rosen, x0, method="bfgs")
@@ -114,12 +141,16 @@ def test_bad_arguments():
 def test_root_finds_cube_roots_and_differentiates_them_implicitly(method):
     a = np.array([2.0, 3.0, 5.0])
     F = lambda x, a: x ** 3 - a + 0.1 * fnp.roll(x, 1)       # coupled, so J is not diagonal
-    sol = fg.optimize.root(F, np.ones(3), args=(a,), method=method)
+    sol = fg.optimize.root(F, np.ones(3), args=(a,), method=method, history=True)
     ref = so.root(lambda x: x ** 3 - a + 0.1 * np.roll(x, 1), np.ones(3), tol=1e-12)
     assert sol.success and sol.nit < 30, sol.message
     np.testing.assert_allclose(sol.x, ref.x, rtol=1e-10)
+    fnorm = sol.history["fnorm"]
+    assert fnorm.shape == (sol.nit + 1,) and fnorm[-1] <= 1e-10 < fnorm[-2]
+    np.testing.assert_allclose(fnorm[0], np.max(np.abs(F(np.ones(3), a))))
     J = fg.jacfwd(lambda x: F(x, a))(sol.x)
-    dx_da = fg.jacrev(lambda a: fg.optimize.root(F, np.ones(3), args=(a,), method=method).x)(a)
+    dx_da = fg.jacrev(lambda a: fg.optimize.root(F, np.ones(3), args=(a,), method=method,
+                                                 history=True).x)(a)
     np.testing.assert_allclose(dx_da, np.linalg.inv(J), rtol=1e-8, atol=1e-12)   # -J^-1 dF/da
 
 
@@ -128,12 +159,17 @@ def test_least_squares_curve_fit_agrees_with_scipy_and_is_differentiable(method)
     t = np.linspace(0, 3, 30)
     y = 2.0 * np.exp(-1.3 * t) + 0.01 * np.sin(7 * t)
     res = lambda p, t, y: p[0] * fnp.exp(-p[1] * t) - y
-    ours = fg.optimize.least_squares(res, np.array([1.0, 0.5]), args=(t, y), method=method)
+    ours = fg.optimize.least_squares(res, np.array([1.0, 0.5]), args=(t, y), method=method,
+                                     history=True)
     ref = so.least_squares(lambda p: p[0] * np.exp(-p[1] * t) - y, [1.0, 0.5], method="lm",
                            xtol=1e-12, ftol=1e-12, gtol=1e-12)
     assert ours.success, ours.message
     np.testing.assert_allclose(ours.x, ref.x, rtol=1e-7)
     np.testing.assert_allclose(ours.cost, ref.cost, rtol=1e-10)
+    cost = ours.history["cost"]
+    assert cost.shape == (ours.nfev,) and np.all(np.diff(cost) <= 0)   # only accepted steps
+    np.testing.assert_allclose([cost[0], cost[-1]],
+                               [0.5 * np.sum((1.0 * np.exp(-0.5 * t) - y) ** 2), ours.cost])
     fit = lambda y: fg.optimize.least_squares(res, np.array([1.0, 0.5]), args=(t, y),
                                               method=method, ftol=1e-14, xtol=1e-14,
                                               gtol=1e-14).x

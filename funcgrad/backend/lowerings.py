@@ -57,6 +57,8 @@ def _basic_index(spec):
             parts.append(":".join("" if v is None else str(int(v)) for v in s[1:]))
         elif s[0] == "int":
             parts.append(str(int(s[1])))
+        elif s == ("new",):
+            parts.append("None")
         else:
             return None
     return parts

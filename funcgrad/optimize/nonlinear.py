@@ -57,13 +57,21 @@ def _traced(args):
     return any(isinstance(leaf, Traced) for leaf in tree_leaves(args))
 
 
-def root(fun, x0, args=(), *, method="newton", tol=1e-10, maxiter=100, xtol=1e-14):
+def _history(enabled, length, first):
+    """The carry that records one row per iteration (none when disabled)."""
+    rows = length if enabled else 0
+    return fnp.concatenate([fnp.stack(first)[None], fnp.zeros((rows, len(first)))])
+
+
+def root(fun, x0, args=(), *, method="newton", tol=1e-10, maxiter=100, xtol=1e-14,
+         history=False):
     """A zero of fun(x, *args) (a vector function of as many outputs as inputs) from x0.
 
     method "newton": x -= J(x)^-1 F(x) with a backtracking line search on |F|^2; "broyden":
     Broyden's good method (the Jacobian formed once at x0, then rank-one updates).
     Stops when max |F(x)| <= tol, when a step is below xtol relative, or after maxiter.
-    Returns an OptimizeResult with x, fun, nit, nfev, njev, success, status, message.
+    Returns an OptimizeResult with x, fun, nit, nfev, njev, success, status, message; with
+    history=True also history["fnorm"], max |F| at x0 and after every iteration.
     """
     if method not in ("newton", "broyden"):
         raise ValueError(f"root: method must be 'newton' or 'broyden', got {method!r}")
@@ -71,9 +79,10 @@ def root(fun, x0, args=(), *, method="newton", tol=1e-10, maxiter=100, xtol=1e-1
     def make():
         @jit
         def run(x0, args):
-            return _root_loop(F, method, tol, maxiter, xtol, x0, args)
+            return _root_loop(F, method, tol, maxiter, xtol, x0, args, history)
         return run
-    run = cached_runner(fun, ("root", method, tol, maxiter, xtol, _structure(x0)), make)
+    run = cached_runner(fun, ("root", method, tol, maxiter, xtol, history, _structure(x0)),
+                        make)
 
     if _traced(args):
         def solve(G, x_init):
@@ -81,13 +90,16 @@ def root(fun, x0, args=(), *, method="newton", tol=1e-10, maxiter=100, xtol=1e-1
         x = custom_root(lambda x: F(x, *args), flat0, solve, _dense_solve)
         return OptimizeResult(x=unravel(x), fun=F(x, *args), success=None,
                               message="traced: the solution is differentiated implicitly")
-    x, f, nit, nfev, njev, status = run(flat0, tuple(args))
+    x, f, nit, nfev, njev, status, hist = run(flat0, tuple(args))
     status = int(status)
-    return OptimizeResult(x=unravel(x), fun=f, nit=int(nit), nfev=int(nfev), njev=int(njev),
-                          status=status, success=status == 1, message=_ROOT_MESSAGES[status])
+    res = OptimizeResult(x=unravel(x), fun=f, nit=int(nit), nfev=int(nfev), njev=int(njev),
+                         status=status, success=status == 1, message=_ROOT_MESSAGES[status])
+    if history:
+        res.history = {"fnorm": hist[:int(nit) + 1, 0]}
+    return res
 
 
-def _root_loop(F, method, tol, maxiter, xtol, x0, args):
+def _root_loop(F, method, tol, maxiter, xtol, x0, args, history):
     """The compiled body of root: Newton or Broyden iterations in one while_loop."""
     f = lambda x: F(x, *args)
     J0, f0 = jacfwd(f)(x0), f(x0)
@@ -115,25 +127,29 @@ def _root_loop(F, method, tol, maxiter, xtol, x0, args):
         if method == "broyden":
             J = J + fnp.outer(f1 - fx - J @ step, step) / fnp.sum(step * step)
         small = fnp.max(fnp.abs(step)) <= xtol * (1 + fnp.max(fnp.abs(x1)))
-        return {"x": x1, "f": f1, "J": J, "k": s["k"] + 1,
+        norm1 = fnp.max(fnp.abs(f1))
+        hist = s["hist"].at[s["k"] + 1, 0].set(norm1) if history else s["hist"]
+        return {"x": x1, "f": f1, "J": J, "k": s["k"] + 1, "hist": hist,
                 "nfev": s["nfev"] + 1 + k, "njev": s["njev"] + (method == "newton"),
-                "status": fnp.where(fnp.max(fnp.abs(f1)) <= tol, 1,
-                                    fnp.where(small, 2, 0))}
+                "status": fnp.where(norm1 <= tol, 1, fnp.where(small, 2, 0))}
+    norm0 = fnp.max(fnp.abs(f0))
     s = {"x": x0, "f": f0, "J": J0, "k": np.int64(0), "nfev": np.int64(1),
-         "njev": np.int64(1), "status": fnp.where(fnp.max(fnp.abs(f0)) <= tol, 1, 0)}
+         "njev": np.int64(1), "status": fnp.where(norm0 <= tol, 1, 0),
+         "hist": _history(history, maxiter, [norm0])}
     s = while_loop(lambda s: (s["status"] == 0) & (s["k"] < maxiter), body, s)
-    return s["x"], s["f"], s["k"], s["nfev"], s["njev"], s["status"]
+    return s["x"], s["f"], s["k"], s["nfev"], s["njev"], s["status"], s["hist"]
 
 
 def least_squares(fun, x0, args=(), *, method="lm", ftol=1e-8, xtol=1e-8, gtol=1e-8,
-                  max_nfev=None):
+                  max_nfev=None, history=False):
     """Minimise 0.5 * sum(fun(x, *args) ** 2) over x (a pytree) from x0.
 
     method "lm": Levenberg-Marquardt with Marquardt's diagonal scaling and a gain-ratio update
     of the damping; "gauss-newton": undamped Gauss-Newton steps with backtracking. SciPy's
     stopping tests (ftol on the cost reduction, xtol on the step, gtol on max |J^T r|).
     Returns an OptimizeResult with x, cost, fun (residuals), jac, grad, nfev, njev, status,
-    success, message.
+    success, message; with history=True also history["cost"] and history["gnorm"] (max
+    |J^T r|) at x0 and after every evaluation (a rejected LM step repeats the last row).
     """
     if method not in ("lm", "gauss-newton"):
         raise ValueError(f"least_squares: method must be 'lm' or 'gauss-newton', got {method!r}")
@@ -144,9 +160,9 @@ def least_squares(fun, x0, args=(), *, method="lm", ftol=1e-8, xtol=1e-8, gtol=1
     def make():
         @jit
         def run(x0, args):
-            return _lsq_loop(r_of, method, ftol, xtol, gtol, max_nfev, x0, args)
+            return _lsq_loop(r_of, method, ftol, xtol, gtol, max_nfev, x0, args, history)
         return run
-    run = cached_runner(fun, ("least_squares", method, ftol, xtol, gtol, max_nfev,
+    run = cached_runner(fun, ("least_squares", method, ftol, xtol, gtol, max_nfev, history,
                               _structure(x0)), make)
 
     if _traced(args):
@@ -156,14 +172,17 @@ def least_squares(fun, x0, args=(), *, method="lm", ftol=1e-8, xtol=1e-8, gtol=1
         x = custom_root(lambda x: grad(cost)(x), flat0, solve, _dense_solve)
         return OptimizeResult(x=unravel(x), cost=cost(x), fun=r_of(x, *args), success=None,
                               message="traced: the solution is differentiated implicitly")
-    x, rx, J, g, cost, nfev, status = run(flat0, tuple(args))
+    x, rx, J, g, cost, nfev, status, hist = run(flat0, tuple(args))
     status = int(status)
-    return OptimizeResult(x=unravel(x), cost=float(cost), fun=rx, jac=J, grad=g, nfev=int(nfev),
-                          njev=int(nfev), status=status, success=status > 0,
-                          message=_LSQ_MESSAGES[status])
+    res = OptimizeResult(x=unravel(x), cost=float(cost), fun=rx, jac=J, grad=g, nfev=int(nfev),
+                         njev=int(nfev), status=status, success=status > 0,
+                         message=_LSQ_MESSAGES[status])
+    if history:
+        res.history = {"cost": hist[:int(nfev), 0], "gnorm": hist[:int(nfev), 1]}
+    return res
 
 
-def _lsq_loop(r_of, method, ftol, xtol, gtol, max_nfev, x0, args):
+def _lsq_loop(r_of, method, ftol, xtol, gtol, max_nfev, x0, args, history):
     """The compiled body of least_squares: LM or Gauss-Newton steps in one while_loop."""
     r = lambda x: r_of(x, *args)
 
@@ -194,13 +213,18 @@ def _lsq_loop(r_of, method, ftol, xtol, gtol, max_nfev, x0, args):
         keep = lambda new, old: fnp.where(accept, new, old)
         ftol_ok = accept & ((cost - c1) <= ftol * cost)
         xtol_ok = fnp.sqrt(fnp.sum(step * step)) <= xtol * (xtol + fnp.sqrt(fnp.sum(x * x)))
-        gtol_ok = fnp.max(fnp.abs(keep(g1, g))) <= gtol
+        gnorm = fnp.max(fnp.abs(keep(g1, g)))
+        hist = s["hist"]
+        if history:
+            hist = hist.at[s["nfev"]].set(fnp.stack([keep(c1, cost), gnorm]))
         return {"x": keep(x1, x), "r": keep(r1, rx), "J": keep(J1, J), "g": keep(g1, g),
                 "cost": keep(c1, cost), "mu": fnp.where(accept, mu1, mu * 4.0),
-                "nfev": s["nfev"] + 1, "status": fnp.where(
-                    gtol_ok, 1, fnp.where(ftol_ok, 2, fnp.where(xtol_ok, 3, 0)))}
+                "nfev": s["nfev"] + 1, "hist": hist, "status": fnp.where(
+                    gnorm <= gtol, 1, fnp.where(ftol_ok, 2, fnp.where(xtol_ok, 3, 0)))}
     r0, J0, g0, c0 = model(x0)
+    g0norm = fnp.max(fnp.abs(g0))
     s = {"x": x0, "r": r0, "J": J0, "g": g0, "cost": c0, "mu": 1e-3 + 0 * c0,
-         "nfev": np.int64(1), "status": fnp.where(fnp.max(fnp.abs(g0)) <= gtol, 1, 0)}
+         "nfev": np.int64(1), "status": fnp.where(g0norm <= gtol, 1, 0),
+         "hist": _history(history, max_nfev, [c0, g0norm])}
     s = while_loop(lambda s: (s["status"] == 0) & (s["nfev"] < max_nfev), body, s)
-    return s["x"], s["r"], s["J"], s["g"], s["cost"], s["nfev"], s["status"]
+    return s["x"], s["r"], s["J"], s["g"], s["cost"], s["nfev"], s["status"], s["hist"]

@@ -1,11 +1,13 @@
-"""fg.optimize.minimize: L-BFGS, BFGS and gradient descent, each one compiled fg.while_loop
-around a strong-Wolfe line search, with SciPy's names, defaults and result fields.
+"""fg.optimize.minimize: L-BFGS, BFGS, Newton-CG and gradient descent, each one compiled
+fg.while_loop around a strong-Wolfe line search, with SciPy's names, defaults and result fields.
 
     >>> res = fg.optimize.minimize(rosen, np.zeros(100), method="lbfgs")
     >>> res.x, res.fun, res.nit, res.success
 
 The whole minimisation -- every iteration, line-search trial, gradient and quasi-Newton update
--- is one native kernel: no Python runs between steps. Bounds (`bounds=[(lo, hi), ...]` or a
+-- is one native kernel: no Python runs between steps. Newton-CG solves H d = -g by truncated
+conjugate gradients with exact Hessian-vector products (forward mode over the gradient: the
+Hessian is never formed), as SciPy's Newton-CG does with a user's `hessp`. Bounds (`bounds=[(lo, hi), ...]` or a
 pair of arrays) are kept by projection: variables at a bound whose gradient points outward
 are held there, and trial points are clipped into the box (an L-BFGS-B-like scheme, not
 SciPy's Cauchy-point method, so iteration counts can differ from L-BFGS-B's on bounded
@@ -19,6 +21,7 @@ import numpy as np
 from scipy.optimize import OptimizeResult
 
 from .. import numpy as fnp
+from ..api.derivatives import jvp
 from ..api.gradients import grad, value_and_grad
 from ..api.jit import jit
 from ..flatten_util import ravel_pytree
@@ -32,11 +35,13 @@ from .runners import cached_runner
 
 __all__ = ["minimize"]
 
-METHODS = ("lbfgs", "bfgs", "gd")
+METHODS = ("lbfgs", "bfgs", "newtoncg", "gd")
 _MESSAGES = {0: "Maximum number of iterations reached.",
              1: "Optimization terminated successfully: the projected gradient is below gtol.",
              2: "Optimization terminated successfully: the relative reduction of f is below ftol.",
-             3: "The line search found no step that lowers f (ABNORMAL_TERMINATION_IN_LNSRCH)."}
+             3: "The line search found no step that lowers f (ABNORMAL_TERMINATION_IN_LNSRCH).",
+             4: "Optimization terminated successfully: the step is below xtol."}
+_EPS = float(np.finfo(np.float64).eps)
 
 
 def _two_loop(g, S, Y, rho, count, head, m):
@@ -61,7 +66,34 @@ def _two_loop(g, S, Y, rho, count, head, m):
     return -fori_loop(0, m, oldest_first, gamma * q)
 
 
-def _loop(vg, x0, method, m, maxiter, gtol, ftol, maxls, lo, hi, history):
+def _newton_cg(hvp, x, g, maxiter):
+    """SciPy's truncated CG for H d = -g at x (H by products hvp(x, v)): stops at a relative
+    residual (in the 1-norm) of min(0.5, sqrt(|g|_1)), at non-positive curvature (then the
+    steepest-descent step scaled by the curvature if it is the first), or after maxiter
+    products. Returns (d, products)."""
+    mag = fnp.sum(fnp.abs(g))
+    term = fnp.minimum(0.5, fnp.sqrt(mag)) * mag
+
+    def body(c):
+        z, r, p, rr, i, _ = c
+        Ap = hvp(x, p)
+        curv = fnp.sum(p * Ap)
+        flat = (curv >= 0) & (curv <= 3 * _EPS)
+        neg = curv < 0
+        stop = flat | neg
+        alpha = rr / fnp.where(stop, 1.0, curv)
+        z1 = fnp.where(stop, fnp.where(neg & (i == 0), (rr / -curv) * -g, z), z + alpha * p)
+        r1 = fnp.where(stop, r, r + alpha * Ap)
+        rr1 = fnp.sum(r1 * r1)
+        return z1, r1, fnp.where(stop, p, -r1 + (rr1 / rr) * p), rr1, i + 1, stop
+
+    z, _, _, _, i, _ = while_loop(
+        lambda c: ~c[5] & (c[4] < maxiter) & (fnp.sum(fnp.abs(c[1])) > term), body,
+        (fnp.zeros_like(g), g, -g, fnp.sum(g * g), np.int64(0), np.bool_(False)))
+    return z, i
+
+
+def _loop(vg, x0, method, m, maxiter, gtol, ftol, maxls, lo, hi, history, hvp=None, xtol=0.0):
     n = x0.shape[0]
     project = None if lo is None else (lambda x: fnp.clip(x, lo, hi))
 
@@ -76,28 +108,33 @@ def _loop(vg, x0, method, m, maxiter, gtol, ftol, maxls, lo, hi, history):
         return fnp.max(fnp.abs(pg))
 
     def direction(s):
+        """The search direction and the Hessian-vector products it took."""
         g, keep = s["g"], free(s["x"], s["g"])
+        products = np.int64(0)
         if method == "gd":
             d = -g
         elif method == "bfgs":
             d = -(s["H"] @ (g * keep))
+        elif method == "newtoncg":
+            d, products = _newton_cg(hvp, s["x"], g, 20 * n)
         else:
             d = _two_loop(g * keep, s["S"], s["Y"], s["rho"], s["count"], s["head"], m)
         d = d * keep
-        return fnp.where(fnp.sum(g * d) < 0, d, -g * keep)       # keep it a descent direction
+        return fnp.where(fnp.sum(g * d) < 0, d, -g * keep), products   # a descent direction
 
     def body(s):
         x, f, g = s["x"], s["f"], s["g"]
-        d = direction(s)
+        d, products = direction(s)
         first = s["k"] == 0
-        a0 = fnp.where(first & (method != "gd"), fnp.minimum(1.0, 1.0 / fnp.sqrt(fnp.sum(d * d))),
+        a0 = fnp.where(first & (method in ("lbfgs", "bfgs")), fnp.minimum(1.0, 1.0 / fnp.sqrt(fnp.sum(d * d))),
                        1.0)
         a, f1, g1, evals, found = strong_wolfe(vg, x, d, f, g, a0, maxls=maxls, project=project)
         x1 = x + a * d if project is None else project(x + a * d)
         step, y = x1 - x, g1 - g
         sy = fnp.sum(step * y)
         new = dict(s)
-        new.update(k=s["k"] + 1, x=x1, f=f1, g=g1, nfev=s["nfev"] + evals)
+        new.update(k=s["k"] + 1, x=x1, f=f1, g=g1, nfev=s["nfev"] + evals,
+                   nhev=s["nhev"] + products)
         good = sy > 1e-10 * fnp.sum(y * y)
         if method == "lbfgs":
             h = s["head"]
@@ -115,14 +152,17 @@ def _loop(vg, x0, method, m, maxiter, gtol, ftol, maxls, lo, hi, history):
                    + (r * r * fnp.sum(y * Hy) + r) * fnp.outer(step, step))
             new["H"] = fnp.where(good, upd, H)
         small_df = (f - f1) <= ftol * fnp.maximum(fnp.maximum(fnp.abs(f), fnp.abs(f1)), 1.0)
+        small_dx = fnp.sum(fnp.abs(step)) <= xtol * n              # SciPy's Newton-CG test
+        by_f = method in ("lbfgs", "bfgs")
         new["status"] = fnp.where(~found & (a == 0), 3, fnp.where(
-            pg_norm(x1, g1) <= gtol, 1, fnp.where(found & small_df & (method != "gd"), 2, 0)))
+            pg_norm(x1, g1) <= gtol, 1, fnp.where(found & small_df & by_f, 2,
+                                                  fnp.where(small_dx, 4, 0))))
         if history:
             new["hist"] = s["hist"].at[s["k"] + 1].set(fnp.stack([f1, pg_norm(x1, g1)]))
         return new
 
     f0, g0 = vg(x0)
-    s = {"k": np.int64(0), "x": x0, "f": f0, "g": g0, "nfev": np.int64(1),
+    s = {"k": np.int64(0), "x": x0, "f": f0, "g": g0, "nfev": np.int64(1), "nhev": np.int64(0),
          "status": fnp.where(pg_norm(x0, g0) <= gtol, 1, 0),
          "hist": fnp.concatenate([fnp.stack([f0, pg_norm(x0, g0)])[None],
                                   fnp.zeros((maxiter if history else 0, 2))])}
@@ -132,7 +172,7 @@ def _loop(vg, x0, method, m, maxiter, gtol, ftol, maxls, lo, hi, history):
     elif method == "bfgs":
         s["H"] = fnp.eye(n)
     s = while_loop(lambda s: (s["status"] == 0) & (s["k"] < maxiter), body, s)
-    return s["x"], s["f"], s["g"], s["k"], s["nfev"], s["status"], s["hist"]
+    return s["x"], s["f"], s["g"], s["k"], s["nfev"], s["nhev"], s["status"], s["hist"]
 
 
 def _cg_solve(matvec, b, maxiter=None):
@@ -160,7 +200,7 @@ def _differentiable(f_flat, run, flat0, lo, hi, args, unravel):
     out = {}
 
     def solve(F, x0):
-        x, f, g, nit, nfev, status, hist = run(stop_gradient(x0), lo, hi, args)
+        x, f, g, nit, nfev, nhev, status, hist = run(stop_gradient(x0), lo, hi, args)
         out.update(nit=nit, nfev=nfev, status=status)
         return x
     x = custom_root(lambda x: grad(f_flat)(x, *args), flat0, solve, _cg_solve)
@@ -188,13 +228,16 @@ def minimize(fun, x0, args=(), *, method="lbfgs", tol=None, maxiter=None, bounds
              history=False, options=None):
     """Minimise fun(x, *args) from x0 (a pytree) in one compiled loop.
 
-    method: "lbfgs" (memory `options["maxcor"]`, 10), "bfgs" (dense inverse Hessian) or "gd"
-    (steepest descent with the same line search). Stops when the infinity norm of the
-    (projected) gradient is at most gtol (`tol`, default 1e-5), when a step lowers f by less
-    than ftol relative (`options["ftol"]`, SciPy's 2.2e-9; not for gd), after maxiter
-    iterations (15000, SciPy's default), or when the line search fails. Returns a
-    scipy.optimize.OptimizeResult with x (x0's structure), fun, jac, nit, nfev, njev,
-    success, status, message (and history with history=True).
+    method: "lbfgs" (memory `options["maxcor"]`, 10), "bfgs" (dense inverse Hessian),
+    "newton-cg" (truncated Newton with Hessian-vector products) or "gd" (steepest descent
+    with the same line search). Stops when the infinity norm of the (projected) gradient is
+    at most gtol (`tol`, default 1e-5), when a step lowers f by less than ftol relative
+    (`options["ftol"]`, SciPy's 2.2e-9; lbfgs and bfgs), after maxiter iterations (SciPy's
+    defaults: 15000, 200 n for newton-cg), or when the line search fails. Newton-CG follows
+    SciPy's test instead: it stops when the step's 1-norm is at most n * xtol (`tol`, default
+    1e-5; gtol only if given in options). Returns a scipy.optimize.OptimizeResult with x
+    (x0's structure), fun, jac, nit, nfev, njev, success, status, message (nhev for
+    newton-cg; history with history=True).
     """
     method = method.lower().replace("-", "")
     if method not in METHODS:
@@ -203,13 +246,20 @@ def minimize(fun, x0, args=(), *, method="lbfgs", tol=None, maxiter=None, bounds
     flat0, unravel = ravel_pytree(x0)
     flat0 = np.asarray(flat0, np.float64)
     n = flat0.size
-    gtol = float(options.pop("gtol", 1e-5 if tol is None else tol))
+    newton = method == "newtoncg"
+    default = 1e-5 if tol is None else tol
+    gtol = float(options.pop("gtol", 0.0 if newton else default))
+    xtol = float(options.pop("xtol", default)) if newton else 0.0
     ftol = float(options.pop("ftol", 2.220446049250313e-09))
     m = int(options.pop("maxcor", 10))
     maxls = int(options.pop("maxls", 20))
-    maxiter = int(maxiter if maxiter is not None else options.pop("maxiter", 15000))
+    maxiter = int(maxiter if maxiter is not None else options.pop(
+        "maxiter", 200 * n if newton else 15000))
     if options:
         raise TypeError(f"minimize: unknown options {sorted(options)}")
+    if newton and bounds is not None:
+        raise ValueError("minimize: method 'newton-cg' takes no bounds (as in SciPy); use "
+                         "method='lbfgs' for a bounded problem")
     lo, hi = _bounds(bounds, n)
     if lo is not None:
         flat0 = np.clip(flat0, lo, hi)
@@ -219,19 +269,23 @@ def minimize(fun, x0, args=(), *, method="lbfgs", tol=None, maxiter=None, bounds
         @jit
         def run(x0, lo, hi, args):
             vg = lambda x: value_and_grad(f_flat)(x, *args)
-            return _loop(vg, x0, method, m, maxiter, gtol, ftol, maxls, lo, hi, history)
+            hvp = lambda x, v: jvp(lambda y: grad(f_flat)(y, *args), (x,), (v,))[1]
+            return _loop(vg, x0, method, m, maxiter, gtol, ftol, maxls, lo, hi, history,
+                         hvp, xtol)
         return run
-    run = cached_runner(fun, ("minimize", method, m, maxiter, gtol, ftol, maxls, history,
+    run = cached_runner(fun, ("minimize", method, m, maxiter, gtol, xtol, ftol, maxls, history,
                               tree_structure(x0), tuple(np.shape(v) for v in tree_leaves(x0))),
                         make)
 
     if any(isinstance(leaf, Traced) for leaf in tree_leaves(args)):
         return _differentiable(f_flat, run, flat0, lo, hi, tuple(args), unravel)
-    x, f, g, nit, nfev, status, hist = run(flat0, lo, hi, tuple(args))
+    x, f, g, nit, nfev, nhev, status, hist = run(flat0, lo, hi, tuple(args))
     status = int(status)
     res = OptimizeResult(x=unravel(x), fun=f, jac=unravel(g), nit=int(nit), nfev=int(nfev),
-                         njev=int(nfev), status=status, success=status in (1, 2),
+                         njev=int(nfev), status=status, success=status in (1, 2, 4),
                          message=_MESSAGES[status])
+    if newton:
+        res.nhev = int(nhev)
     if history:
         res.history = {"fun": hist[:int(nit) + 1, 0], "gnorm": hist[:int(nit) + 1, 1]}
     return res
