@@ -75,6 +75,23 @@ def test_getitem_grads_order2(name, idx):
     check_grads(lambda x: smooth(x[idx]), (X,), order=2)
 
 
+def test_compiled_basic_getitem_matches_numpy():
+    """The basic indexes above (no masks) in one kernel (one compile): Numba views, x[None]
+    and x[:, None] too (no objmode call); a gradient through new axes likewise."""
+    basic = lambda idx: not any(isinstance(i, (list, np.ndarray, bool))
+                                for i in (idx if isinstance(idx, tuple) else (idx,)))
+    idxs = [idx for _, idx in INDEX_CASES if basic(idx)]
+    idxs += [None, (slice(None), None, 1)]
+    jf = fg.jit(lambda x: [x[idx] for idx in idxs])
+    assert "objmode" not in jf.lower(X).source
+    got = jf(X)
+    for idx, g in zip(idxs, got):
+        np.testing.assert_array_equal(g, X[idx])
+    loss = lambda x: fnp.sum((x[None] * x[:, None, 1]) ** 3)
+    np.testing.assert_allclose(fg.jit(fg.grad(loss))(X), evaluate(fg.grad(loss), X),
+                               rtol=1e-13, atol=1e-15)
+
+
 def test_advanced_index_axis_placement():
     # NumPy's rule: adjacent advanced indices replace their dims in place; separated ones
     # (by a slice) put the broadcast index dims first
