@@ -343,3 +343,52 @@ def test_loops_sharing_a_body_keep_their_results(n):
     f = lambda x: shared_body(x, n)
     for g in (f, fg.grad(f)):
         assert_same_bits(fg.jit(g)(0.7), evaluate(g, 0.7))
+
+
+def math_and_sums(x, y):
+    """Full sums fused with vectorisable math (their terms are summed after the loop), a sum
+    without it (summed in the loop), and a row sum (never deferred)."""
+    s1 = fnp.sum(fnp.logaddexp(0.0, x) - y * x)
+    s2 = fnp.sum(fnp.exp(-x * x) * fnp.sin(y))
+    return s1 + 2 * s2 + fnp.sum(x * y), fnp.sum(fnp.tanh(x), axis=-1)
+
+
+@pytest.fixture(scope="module")
+def kernels_with_and_without_deferred_sums():
+    """fg.jit of math_and_sums and of its gradient, compiled with sums deferred and not."""
+    from funcgrad.backend import codegen
+    made = {}
+    for defer in (True, False):
+        codegen.DEFER_SUMS = defer
+        try:
+            for ndim in (1, 2):
+                x = np.ones((3,) * ndim)
+                fs = [fg.jit(math_and_sums),
+                      fg.jit(fg.grad(lambda x, y: math_and_sums(x, y)[0]))]
+                for f in fs:
+                    f(x, x)              # compile now, with this setting
+                made[defer, ndim] = fs
+        finally:
+            codegen.DEFER_SUMS = True
+    src = fg.jit(math_and_sums).lower(np.ones(3), np.ones(3)).source
+    assert "_t[i0] = " in src and "_vm.logaddexp_f64" in src   # the deferred form is compiled
+    return made
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[
+    HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+@given(st.integers(1, 2), st.integers(1, 40), st.integers(0, 2 ** 31))
+def test_deferred_sums_change_no_result(kernels_with_and_without_deferred_sums, ndim, n, seed):
+    """The speed path (terms stored, summed after the loop in the same order) gives the same
+    bits as the sum inside the loop, and agrees with the interpreter (NumPy's pairwise sums
+    and libm round differently, so to 1e-13)."""
+    rng = np.random.default_rng(seed)
+    shape = (n,) if ndim == 1 else (n, 1 + n % 5)
+    x, y = rng.normal(0, 3, shape), rng.normal(0, 3, shape)
+    deferred, inline = (kernels_with_and_without_deferred_sums[d, ndim] for d in (True, False))
+    grad = fg.grad(lambda x, y: math_and_sums(x, y)[0])
+    for fast, slow, g in zip(deferred, inline, (math_and_sums, grad)):
+        got = fast(x, y)
+        assert_same_bits(got, slow(x, y))
+        for a, b in zip(tree_leaves(got), tree_leaves(evaluate(g, x, y))):
+            np.testing.assert_allclose(a, b, rtol=1e-13, atol=1e-13)

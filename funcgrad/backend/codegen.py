@@ -63,7 +63,9 @@ def _fmt(v):
     raise TypeError(f"parameter {v!r} cannot be written into generated code")
 
 
-FAST_MATH = ("exp", "expm1", "log", "log1p", "sin", "cos", "tanh")
+FAST_MATH = ("exp", "expm1", "log", "log1p", "sin", "cos", "tanh", "logaddexp")
+# a loop with vecmath calls sums its terms after it (LoopEmitter.defer_sums); off: in it
+DEFER_SUMS = True
 # funcgrad's own versions wherever they appear: Numba's scalar libm call is less accurate
 ACCURATE = ("cbrt",)
 
@@ -117,7 +119,8 @@ def fast_math_template(name, dtype):
     import numba
     if numba.config.DISABLE_JIT:          # plain-Python debugging: the intrinsics cannot run
         return None
-    return f"_vm.{name}_f{np.dtype(dtype).name[-2:]}({{0}})"
+    args = "{0}, {1}" if name == "logaddexp" else "{0}"
+    return f"_vm.{name}_f{np.dtype(dtype).name[-2:]}({args})"
 
 
 def _reduction_start(name, dtype):
@@ -382,6 +385,11 @@ class LoopEmitter:
         self.members = {v.id for e in group.eqns for v in e.outputs}
         # a large loop's body is written as calls to parts (split.py), run serially
         self.split_body = gen.large and len(group.eqns) > split.CHUNK_SIZE
+        # a loop with vectorisable math (vecmath) keeps its full sums out of it: a running
+        # compensated sum is a serial chain that stops LLVM vectorising the whole loop (the
+        # logistic loss's loop: 38 us scalar, 8.5 us with the terms summed after it)
+        self.defer_sums = DEFER_SUMS and bool(self.shape) and any(
+            e.prim.name in FAST_MATH for e in group.eqns) and not self.split_body
 
     def index(self, positions):
         return "[" + ", ".join(positions) + "]" if positions else ""
@@ -623,6 +631,17 @@ class LoopEmitter:
             at, comp = f"{oname}_acc", f"{oname}_c"
             pre += [f"{at} = {zero}", f"{comp} = {zero}"]
         v = f"{acc_t}({val})" if acc != dt else val
+        if not kept and self.defer_sums:       # the terms stored, summed in their order after
+            terms = f"{oname}_t"
+            pre.append(f"{terms} = np.empty({self.gen.dims(self.shape)}, {acc_t})")
+            self.body.append(f"{terms}{self.index(self.idx)} = {v}")
+            if len(self.shape) > 1:
+                post.append(f"{terms}_flat = {terms}.ravel()")
+                terms += "_flat"
+            post += [f"for {oname}_j in range({terms}.shape[0]):",
+                     f"    {at}, {comp} = _vm.add_compensated({at}, {comp}, {terms}[{oname}_j])",
+                     f"{oname} = {dtype_text(dt)}(_vm.compensated({at}, {comp}))"]
+            return
         self.body.append(f"{at}, {comp} = _vm.add_compensated({at}, {comp}, {v})")
         if row:
             pass

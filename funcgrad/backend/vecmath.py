@@ -381,8 +381,20 @@ def _family(F):
             rc = F(_cos_libm(np.float64(x)))
         return (x if x == ZERO else rs), rc
 
+    LN2 = F(0.6931471805599453)
+
+    @_jit
+    def logaddexp(a, b):
+        """log(exp(a) + exp(b)) = max + log1p(exp(-|a - b|)), as NumPy computes it (equal
+        arguments, infinities included, give a + ln 2; a nan gives nan) but vectorisable:
+        Numba's scalar np.logaddexp costs ~20 ns, this ~2 ns in a loop."""
+        d = a - b
+        m = a if d > ZERO else b
+        r = m + log1p(exp(-abs(d)))
+        return a + LN2 if a == b else r
+
     return {"exp": exp, "expm1": expm1, "log": log, "log1p": log1p, "sin": sin, "cos": cos,
-            "tanh": tanh, "sin_cos": sin_cos}
+            "tanh": tanh, "logaddexp": logaddexp, "sin_cos": sin_cos}
 
 
 @_jit
@@ -419,11 +431,13 @@ def _reduce_f32(x):
 _F64, _F32 = _family(np.float64), _family(np.float32)
 
 
-exp_f64, expm1_f64, log_f64, log1p_f64, sin_f64, cos_f64, tanh_f64, sin_cos_f64 = _F64.values()
-exp_f32, expm1_f32, log_f32, log1p_f32, sin_f32, cos_f32, tanh_f32, sin_cos_f32 = _F32.values()
+(exp_f64, expm1_f64, log_f64, log1p_f64, sin_f64, cos_f64, tanh_f64, logaddexp_f64,
+ sin_cos_f64) = _F64.values()
+(exp_f32, expm1_f32, log_f32, log1p_f32, sin_f32, cos_f32, tanh_f32, logaddexp_f32,
+ sin_cos_f32) = _F32.values()
 
 FUNCTIONS = {(name, dt): globals()[f"{name}_f{dt[-2:]}"]
-             for name in ("exp", "expm1", "log", "log1p", "sin", "cos", "tanh")
+             for name in ("exp", "expm1", "log", "log1p", "sin", "cos", "tanh", "logaddexp")
              for dt in ("float64", "float32")}
 
 
