@@ -150,6 +150,12 @@ class Traced:
         """The same value, promoting like a Python number (see Aval.weak)."""
         raise NotImplementedError
 
+    def known_value(self, kind="value"):
+        """The concrete value this stands for in the call being traced (a NumPy array),
+        recorded as a guard of that trace; None where the trace has no values (fg.jit, loop
+        bodies, branches of fg.cond). See funcgrad.tracer."""
+        return None
+
 
 class Primitive:
     """A named operation and its rules; each rule is data, filled in where the primitive is defined.

@@ -1,12 +1,23 @@
-"""Abstract tracing: run a Python function on Tracers (shape + dtype only) and record a Program.
+"""Tracing: run a Python function on Tracers (shape + dtype) and record a Program.
 
 Owns: Trace (records equations, captures tracers of enclosing traces as extra inputs),
 Tracer (Python operators, array methods, NumPy's __array_ufunc__/__array_function__
 protocols, and the errors for Python control flow and in-place writes), trace_flat.
 Imports ir, _errors and the primitive registry (for the namespace functions).
+
+Dynamic Python. A trace of one call (fg.grad(f)(x), fg.vjp, fg.jvp, the Jacobians; not
+fg.jit, loop bodies or fg.cond branches, which stand for every value) knows its inputs'
+values. `if x > 0`, `while err > tol`, bool(), float(), int(), .item(), a traced int as a
+range() bound, a slice bound or a shape then work as in PyTorch's eager mode: the value is
+computed on demand (only the equations it depends on, with NumPy) and the trace follows the
+path taken, so the derivative is that of the path taken (at a branch boundary, of the branch
+Python chose). Each decision is kept as a guard -- (variable, value, user line) in
+`Trace.guards` -- for the caches that reuse a trace. A value read with float(), int() or
+.item() is a constant from then on (no gradient flows through it, as with PyTorch's .item()).
 """
 from __future__ import annotations
 
+import operator
 import sys
 
 import numpy as np
@@ -30,6 +41,16 @@ class Trace:
         self.eqns: list[Eqn] = []
         self.captured: dict[int, tuple] = {}   # id(outer tracer) -> (outer tracer, inner var)
         self.active = True
+        # with values (a trace of one call): var id -> an array or an enclosing trace's tracer
+        self.sources: dict[int, object] | None = None
+        self.known: dict[int, np.ndarray] = {}  # var id -> value computed so far
+        self.made_by: dict[int, int] = {}       # var id -> index of the equation making it
+        self.guards: list[tuple] = []           # (var, value, kind, SourceInfo) per decision
+
+    def with_values(self, values):
+        """Make this a trace of one call: `values` per input (arrays, or tracers of an
+        enclosing trace of one call) give every value on demand (value_of)."""
+        self.sources = {v.id: x for v, x in zip(self.in_vars, values)}
 
     def new_input(self, aval, label=None):
         if aval.dtype.kind == "c":
@@ -48,6 +69,8 @@ class Trace:
                 hit = self.captured.get(id(x))
                 if hit is None:
                     hit = self.captured[id(x)] = (x, Var(x.aval))
+                    if self.sources is not None:
+                        self.sources[hit[1].id] = x
                 return hit[1]
             raise EscapedTracerError(
                 f"a traced value {x.aval} escaped from the function that was being transformed "
@@ -67,11 +90,47 @@ class Trace:
             _refuse_complex(f"the result of {prim.name}")
         outs = [Var(a) for a in out_avals]
         src = ir._state.override[0] or user_frame()
+        if self.sources is not None:
+            for o in outs:
+                self.made_by[o.id] = len(self.eqns)
         self.eqns.append(Eqn(prim, ins, outs, params, src))
         if len(self.eqns) == LARGE_PROGRAM:
             _warn_large(src)
         tracers = [Tracer(self, v) for v in outs]
         return tuple(tracers) if prim.multiple_results else tracers[0]
+
+    def value_of(self, var):
+        """The value of `var` in the call being traced (computing, with NumPy, only the
+        equations it depends on), or None where this trace (or an enclosing one that an
+        input comes from) stands for every value."""
+        if self.sources is None:
+            return None
+        if var.id in self.known:
+            return self.known[var.id]
+        need, todo = set(), [var]
+        while todo:                             # the equations var depends on, not known yet
+            v = todo.pop()
+            if v.id in self.known:
+                continue
+            k = self.made_by.get(v.id)
+            if k is None:                       # an input: from the caller or an outer trace
+                x = self.sources.get(v.id)
+                if isinstance(x, Traced):
+                    x = x._trace.value_of(x._var) if isinstance(x, Tracer) else None
+                if x is None:
+                    return None
+                self.known[v.id] = np.asarray(x)
+            elif k not in need:
+                need.add(k)
+                todo += [i for i in self.eqns[k].inputs if isinstance(i, Var)]
+        with ir.no_trace(), np.errstate(all="ignore"):    # the real run warns, not this one
+            for k in sorted(need):
+                e = self.eqns[k]
+                out = e.prim.impl(*[i.val if isinstance(i, Lit) else self.known[i.id]
+                                    for i in e.inputs], **e.params)
+                for o, val in zip(e.outputs, out if e.prim.multiple_results else (out,)):
+                    self.known[o.id] = np.asarray(val)
+        return self.known[var.id]
 
     def depends_on(self, var):
         """Labels of the inputs that `var` depends on (for error messages)."""
@@ -109,12 +168,17 @@ def _warn_large(src):
             "fg.while_loop(cond, body, init) for a stopping test.")
 
 
-def trace_flat(fn, avals, labels=None):
+def trace_flat(fn, avals, labels=None, values=None, guards=None):
     """Trace fn(*tracers) -> list of outputs. Returns (program, consts): program inputs are the
-    captured tracers of enclosing traces (consts, in order) followed by the given avals."""
+    captured tracers of enclosing traces (consts, in order) followed by the given avals.
+    values: the call's arguments (arrays, or tracers of an enclosing trace of one call), to
+    trace that one call (dynamic Python, see above); its decisions are appended to the list
+    `guards` when given."""
     trace = Trace()
     top = not ir._state.stack
     ins = [trace.new_input(a, None if labels is None else labels[i]) for i, a in enumerate(avals)]
+    if values is not None:
+        trace.with_values(values)
     ir._state.stack.append(trace)
     try:
         outs = fn(*ins)
@@ -125,6 +189,8 @@ def trace_flat(fn, avals, labels=None):
     finally:
         ir._state.stack.pop()
         trace.active = False
+    if guards is not None:
+        guards += trace.guards
     consts = [t for t, _ in trace.captured.values()]
     const_vars = [v for _, v in trace.captured.values()]
     prog = Program(const_vars + trace.in_vars, trace.eqns, out_atoms)
@@ -235,34 +301,50 @@ class Tracer(Traced):
         deps = self._trace.depends_on(self._var)
         dep = f" The value depends on argument {', '.join(map(repr, deps))}." if deps else ""
         return ConcretizationError(
-            f"{what} on a traced value{where(src)}.{dep} funcgrad records the function once for "
-            "every value of its inputs, so Python control flow cannot depend on them. Use "
+            f"{what} on a traced value{where(src)}.{dep} Its value is not known here: inside "
+            "fg.jit, fg.vmap (one value per example), a fg.fori_loop/fg.scan/fg.while_loop body "
+            "or an fg.cond branch, funcgrad records the function once for every value of its "
+            "inputs, so Python control flow cannot depend on them (fg.grad(f)(x) and the other "
+            "transforms called directly do follow it, on the values of that call). Use "
             "fg.cond(pred, true_fun, false_fun, *operands) (fg.switch for several branches) "
             "instead of `if`, fg.while_loop(cond_fun, body_fun, init) instead of `while` "
             "(fg.fori_loop / fg.scan for counted loops), fnp.where(condition, x, y) to select "
-            "elementwise, or make the argument static (leave it out of argnums and pass a Python "
-            "number).")
+            "elementwise, or make the argument static (static_argnums, or a Python number "
+            "left out of argnums).")
+
+    def known_value(self, kind="value"):
+        value = self._trace.value_of(self._var)
+        if value is not None:
+            self._trace.guards.append((self._var, value, kind, user_frame()))
+        return value
+
+    def _value(self, what, kind):
+        value = self.known_value(kind)
+        if value is None:
+            raise self._concrete_error(what)
+        return value
 
     def __bool__(self):
-        raise self._concrete_error("Python `if`, `while`, `and`/`or` or bool()")
+        return bool(self._value("Python `if`, `while`, `and`/`or` or bool()", "bool"))
 
     def __float__(self):
-        raise self._concrete_error("float()")
+        return float(self._value("float()", "value"))
 
     def __int__(self):
-        raise self._concrete_error("int()")
+        return int(self._value("int()", "value"))
 
     def __complex__(self):
-        raise self._concrete_error("complex()")
+        return complex(self._value("complex()", "value"))
 
     def __index__(self):
-        raise self._concrete_error("Using it as a Python index (range(), list index) or int()")
+        value = self._value("Using it as a Python index (range(), list index) or int()", "value")
+        return operator.index(value[()] if value.ndim == 0 else value)
 
     def item(self, *args):
-        raise self._concrete_error(".item()")
+        return self._value(".item()", "value").item(*args)
 
     def tolist(self):
-        raise self._concrete_error(".tolist()")
+        return self._value(".tolist()", "value").tolist()
 
     def __array__(self, dtype=None, copy=None):
         caller = _numpy_caller()

@@ -38,21 +38,24 @@ def test_integer_leaf_of_pytree_is_named():
     (lambda x: x * range(x)[0], r"index"),
     (lambda x: np.asarray(x).sum(), r"NumPy array"),
 ])
-def test_python_control_flow_on_traced_values(body, what):
+def test_python_control_flow_on_traced_values_inside_jit(body, what):
+    """fg.jit records f for every value: control flow on a value is refused there, at the
+    user's line (fg.grad called directly follows it: tests/test_dynamic.py)."""
     with pytest.raises(fg.ConcretizationError, match=what) as info:
-        fg.grad(body)(1.0)
+        fg.jit(body)(1.0)
     msg = str(info.value)
     assert re.search(HERE + r":\d+", msg), msg            # points at this file
-    assert "depends on argument 'x'" in msg and "fnp.where" in msg
+    assert "depends on argument 'x'" in msg and "fnp.where" in msg and "fg.jit" in msg
 
 
-def test_while_on_traced_value():
+def test_while_on_traced_value_inside_jit():
     def f(x):
         while x < 10:
             x = x * 2
         return x
     with pytest.raises(fg.ConcretizationError, match="while"):
-        fg.grad(f)(1.0)
+        fg.jit(fg.grad(f))(1.0)
+    assert fg.grad(f)(1.0) == 16.0
 
 
 def test_item_assignment_suggests_at():

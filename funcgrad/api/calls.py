@@ -161,7 +161,10 @@ def _check_diff_leaf(f, leaf, label):
     return leaf
 
 
-def trace_call(f, a: Args):
+def trace_call(f, a: Args, concrete=True, guards=None):
+    """Trace f on the arguments a. concrete: trace this one call, whose values Python
+    control flow may read (funcgrad.tracer: dynamic Python), else a program for every value
+    of the same shapes and dtypes (fg.jit, make_ir). Decisions go to the list `guards`."""
     tree_box = []
 
     def flat_fn(*tracers):
@@ -175,7 +178,8 @@ def trace_call(f, a: Args):
                                 "arrays, numbers, or containers (tuple/list/dict) of them")
         return leaves
 
-    prog, consts = trace_flat(flat_fn, a.avals(), a.labels)
+    prog, consts = trace_flat(flat_fn, a.avals(), a.labels,
+                              values=a.dyn_vals if concrete else None, guards=guards)
     return prog, consts, tree_box[0]
 
 
@@ -238,11 +242,11 @@ class VjpPlan:
     """The traced vjp of f for one signature: forward program (primals -> outputs and
     residuals) and backward program (residuals and cotangents -> input cotangents)."""
 
-    def __init__(self, f, primals, has_aux):
+    def __init__(self, f, primals, has_aux, concrete=True):
         self.f, self.has_aux = f, has_aux
         self.nums = tuple(range(len(primals)))
         self.args = a = Args(f, primals, {}, diff_argnums=self.nums)
-        prog, self.consts, out_tree = trace_call(f, a)
+        prog, self.consts, out_tree = trace_call(f, a, concrete)
         main, aux, self.main_tree, self.aux_tree = split_out_aux(f, prog.outs, out_tree, has_aux)
         self.n_main, self.n_out = len(main), len(prog.outs)
         ct_mask = [o.aval.is_float for o in main] + [False] * len(aux)

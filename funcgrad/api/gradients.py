@@ -37,7 +37,7 @@ def make_ir(f, static_argnums=()):
     @functools.wraps(f, updated=())
     def traced(*args, **kwargs):
         a = Args(f, args, kwargs, static_argnums=static, trace_numbers=(int, float, complex))
-        prog, consts, _ = trace_call(f, a)
+        prog, consts, _ = trace_call(f, a, concrete=False)
         return prog
     return traced
 

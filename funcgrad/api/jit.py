@@ -237,7 +237,7 @@ class JitFunction:
         """Trace and simplify for these arguments; `.source` is the generated code."""
         a = Args(self.f, args, kwargs, static_argnums=self.static_argnums,
                   trace_numbers=(float, complex))
-        prog, consts, out_tree = trace_call(self.f, a)
+        prog, consts, out_tree = trace_call(self.f, a, concrete=False)
         return Lowered(prepare(prog), out_tree)
 
     def __call__(self, *args, **kwargs):
@@ -290,7 +290,7 @@ class JitFunction:
 
     def _compile(self, a):
         from ..backend.compile import compile_program
-        prog, consts, out_tree = trace_call(self.f, a)
+        prog, consts, out_tree = trace_call(self.f, a, concrete=False)
         prog = prepare(prog)
         _check_sizes(prog)
         compiled = compile_program(prog, self.parallel)
@@ -370,7 +370,7 @@ class VjpJit:
         sig = (tuple(a.trees), tuple(a.avals()))
         hit = self._plans.get(sig)
         if hit is None:
-            plan = VjpPlan(self.f, primals, self.has_aux)
+            plan = VjpPlan(self.f, primals, self.has_aux, concrete=False)
             if plan.consts:
                 raise TypeError("vjp of a function that closes over traced values is not compiled")
             kernels = [_Entry(compile_program(prepare(p)), None, p.in_avals, p.out_avals)

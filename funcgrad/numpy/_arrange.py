@@ -26,7 +26,7 @@ def _take(x, idx, axis):
 # ---- split ----------------------------------------------------------------------------------
 
 def _split_points(n, indices_or_sections, equal):
-    _static(indices_or_sections, "split: `indices_or_sections`")
+    indices_or_sections = _static(indices_or_sections, "split: `indices_or_sections`")
     if np.ndim(indices_or_sections) == 0:
         sections = operator.index(indices_or_sections)
         if sections <= 0:
@@ -115,7 +115,7 @@ def roll(a, shift, axis=None):
 
         >>> fnp.roll(x, 1, axis=0)
     """
-    _static(shift, "roll: `shift`")
+    shift = _static(shift, "roll: `shift`")
     a = _asarray(a)
     if axis is None:
         return reshape(roll(ravel(a), shift, 0), aval_of(a).shape)
@@ -142,7 +142,7 @@ def tile(A, reps):
 
         >>> fnp.tile(x, (2, 1))
     """
-    _static(reps, "tile: `reps`")
+    reps = _static(reps, "tile: `reps`")
     A = _asarray(A)
     reps = tuple(operator.index(r) for r in np.atleast_1d(reps))
     if any(r < 0 for r in reps):
@@ -167,7 +167,7 @@ def repeat(a, repeats, axis=None):
 
         >>> fnp.repeat(x, 2, axis=0);  fnp.repeat(x, [1, 0, 3])
     """
-    _static(repeats, "repeat: `repeats`")
+    repeats = _static(repeats, "repeat: `repeats`")
     a = _asarray(a)
     if axis is None:
         a, axis = ravel(a), 0
@@ -316,7 +316,7 @@ def delete(arr, obj, axis=None):
 
         >>> fnp.delete(x, [0, 2], axis=1)
     """
-    _static(obj, "delete: `obj`")
+    obj = _static(obj, "delete: `obj`")
     arr = _asarray(arr)
     shape = aval_of(arr).shape
     # NumPy applied to the flat positions of arr says where each kept element comes from
@@ -331,7 +331,7 @@ def insert(arr, obj, values, axis=None):
 
         >>> fnp.insert(x, 1, y, axis=0)
     """
-    _static(obj, "insert: `obj`")
+    obj = _static(obj, "insert: `obj`")
     arr, values = _asarray(arr), _asarray(values)
     a, v = aval_of(arr), aval_of(values)
     # NumPy applied to position labels (arr: 0..N-1, values: -1, -2, ...) says where every

@@ -6,13 +6,16 @@ ordinary NumPy arrays: they become constants of the program.
 """
 from __future__ import annotations
 
+import functools
 import operator
 
 import numpy as np
 
 from ..ir import Traced, aval_of
-from ..primitives.base import broadcast_to, convert, export, full, is_traced, numpy_fallback
+from ..primitives.base import (broadcast_to, convert, export, full, has_traced, is_traced,
+                               numpy_fallback)
 from ..primitives.shape import has_tracer as _has_tracer, reshape, stack_nested
+from ._shape import _static
 
 
 @export()
@@ -86,8 +89,20 @@ def copy(a, order="K", subok=False):
     return a
 
 
+def _from_shapes(fn):
+    """NumPy's constructor from shapes; a traced size (fnp.arange(n) with n traced) is its
+    value in the call being traced (dynamic Python), refused inside fg.jit."""
+    @functools.wraps(fn)
+    def constructor(*args, **kwargs):
+        if has_traced(args, kwargs):
+            args = _static(args, f"{fn.__name__}: a size argument")
+            kwargs = _static(kwargs, f"{fn.__name__}: a size argument")
+        return fn(*args, **kwargs)
+    return constructor
+
+
 for _name in ("zeros", "ones", "empty", "eye", "identity", "arange", "indices", "tri"):
-    export(_name)(getattr(np, _name))
+    export(_name)(_from_shapes(getattr(np, _name)))
 del _name
 
 

@@ -45,7 +45,7 @@ def _as_pairs(x, ndim, as_index=False):
 
 
 def _pad_widths(pad_width, ndim):
-    _static(pad_width, "pad: `pad_width`")
+    pad_width = _static(pad_width, "pad: `pad_width`")
     if isinstance(pad_width, dict):
         seq = [(0, 0)] * ndim
         for ax, w in pad_width.items():

@@ -29,7 +29,7 @@ def _shape(x):
 
 
 def _count(num, what="num"):
-    _static(num, what)
+    num = _static(num, what)
     num = operator.index(num)
     if num < 0:
         raise ValueError(f"Number of samples, {num}, must be non-negative.")

@@ -27,13 +27,29 @@ from ..primitives.shape import _asarray, _axes_in_order, _axis, concatenate, fli
 
 
 def _static(x, what):
-    """Refuse a traced shape-determining argument with a clear message."""
-    if has_traced(x):
-        raise ConcretizationError(
-            f"{what} is a traced value{where(user_frame())}; it determines the shape of the "
-            "result, so it must be known when the function is traced. Pass a Python int or a "
-            "NumPy array that is not an argument being traced (close over it, or make it static).")
-    return x
+    """A shape-determining argument as concrete values: traced values inside it are replaced
+    by their values in the call being traced (funcgrad.tracer: dynamic Python); where there
+    are none (fg.jit, loop bodies), a clear refusal."""
+    if not has_traced(x):
+        return x
+
+    def concrete(v):
+        if isinstance(v, Traced):
+            value = v.known_value()
+            if value is None:
+                raise ConcretizationError(
+                    f"{what} is a traced value{where(user_frame())}; it determines the shape "
+                    "of the result, so it must be known when the function is traced (inside "
+                    "fg.jit, a loop body or an fg.cond branch it stands for every value). Pass "
+                    "a Python int or a NumPy array that is not an argument being traced (close "
+                    "over it, or make it static with static_argnums).")
+            return value[()] if value.ndim == 0 else value
+        if isinstance(v, (list, tuple)):
+            return type(v)(concrete(u) for u in v)
+        if isinstance(v, dict):
+            return {k: concrete(u) for k, u in v.items()}
+        return v
+    return concrete(x)
 
 
 # ---- shape queries ------------------------------------------------------------------------

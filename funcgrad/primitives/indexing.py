@@ -14,6 +14,8 @@ with ravel, are in shape.py.
 """
 from __future__ import annotations
 
+import operator
+
 import numpy as np
 
 from .._errors import ConcretizationError, MutationError, user_frame, where
@@ -112,8 +114,14 @@ def _int_or_none(v):
     if v is None:
         return None
     if isinstance(v, Traced):
-        raise ConcretizationError(f"a slice bound is a traced value{where(user_frame())}; slice "
-                                  "sizes must be known when tracing. Use a Python int.")
+        value = v.known_value()         # its value in the call being traced (dynamic Python)
+        if value is None:
+            raise ConcretizationError(
+                f"a slice bound is a traced value{where(user_frame())}; slice sizes must be "
+                "known when tracing (inside fg.jit, a loop body or an fg.cond branch it stands "
+                "for every value). Use a Python int; for a traced start i and a fixed length k, "
+                "index with an integer array: x[i + fnp.arange(k)].")
+        return operator.index(value[()] if value.ndim == 0 else value)
     return int(v)
 
 

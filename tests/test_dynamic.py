@@ -1,0 +1,194 @@
+"""Dynamic Python under the transforms called directly: `if`, `while`, bool(), float(), int(),
+.item(), traced ints as range() bounds, slice bounds and sizes follow the values of the call
+(as PyTorch's eager autograd and HIPS autograd do); the derivative is that of the path taken.
+Inside fg.jit, fg.vmap, loop bodies and fg.cond branches the same code is still refused."""
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+
+import funcgrad as fg
+import funcgrad.numpy as fnp
+from funcgrad.api import evaluate
+from conftest import check_grads
+
+
+def piecewise(x):
+    if fnp.sum(x) > 0:
+        return fnp.sum(x ** 3)
+    return fnp.sum(fnp.sin(x)) * 2.0
+
+
+POS, NEG = np.array([0.5, 1.5]), np.array([-0.5, -1.0])
+
+
+def test_if_follows_the_branch_taken_in_every_transform():
+    np.testing.assert_allclose(fg.grad(piecewise)(POS), 3 * POS ** 2)
+    np.testing.assert_allclose(fg.grad(piecewise)(NEG), 2 * np.cos(NEG))
+    value, g = fg.value_and_grad(piecewise)(NEG)
+    assert value == 2 * np.sum(np.sin(NEG)) and np.allclose(g, 2 * np.cos(NEG))
+    np.testing.assert_allclose(fg.hessian(piecewise)(POS), np.diag(6 * POS))
+    np.testing.assert_allclose(fg.hessian(piecewise)(NEG), np.diag(-2 * np.sin(NEG)))
+    scale = lambda x: x * 2.0 if x[0] > 0 else x * 3.0
+    np.testing.assert_allclose(fg.jacrev(scale)(POS), 2 * np.eye(2))
+    np.testing.assert_allclose(fg.jacfwd(scale)(NEG), 3 * np.eye(2))
+    y, f_vjp = fg.vjp(scale, NEG)
+    np.testing.assert_allclose(y, 3 * NEG)
+    np.testing.assert_allclose(f_vjp(np.ones(2))[0], [3.0, 3.0])
+    out, tangent = fg.jvp(piecewise, (POS,), (np.ones(2),))
+    assert np.isclose(tangent, np.sum(3 * POS ** 2))
+    for x in (POS, NEG):
+        check_grads(piecewise, (x,), order=2)
+
+
+def test_nested_transforms_see_the_values():
+    cube_or_square = lambda x: x ** 3 if x > 0 else -x ** 2
+    assert fg.grad(fg.grad(cube_or_square))(2.0) == 12.0
+    assert fg.grad(fg.grad(cube_or_square))(-2.0) == -2.0
+    # a decision on a value made inside an inner grad (the inner gradient's sign)
+    f = lambda x: fg.grad(lambda y: y ** 3)(x) * (x if fg.grad(lambda y: -y ** 2)(x) > 0 else 1.0)
+    assert fg.grad(f)(-1.5) == 3 * 3 * (-1.5) ** 2           # d/dx 3x^3 for x < 0
+    assert fg.grad(f)(1.5) == 6 * 1.5
+
+
+def test_while_with_a_trip_count_that_depends_on_the_value():
+    def newton_sqrt(a):
+        x = a
+        while fnp.abs(x * x - a) > 1e-12 * a:
+            x = 0.5 * (x + a / x)
+        return x
+    for a in (2.0, 9.0, 1e4):
+        np.testing.assert_allclose(fg.grad(newton_sqrt)(a), 0.5 / np.sqrt(a), rtol=1e-8)
+        check_grads(newton_sqrt, (a,), order=1)
+
+
+def test_python_numbers_from_traced_values_are_constants():
+    # float(), .item(): the value of the call, with no gradient through it (PyTorch's .item())
+    assert fg.grad(lambda x: float(x) * x)(3.0) == 3.0
+    assert fg.grad(lambda x: x.sum().item() * x[0])(np.array([1.0, 2.0]))[0] == 3.0
+    assert fg.grad(lambda x: (x * 2).tolist()[1] * x[1])(np.array([1.0, 2.0]))[1] == 4.0
+
+
+def test_traced_integers_as_bounds_indices_and_sizes():
+    x = np.array([1.0, 2.0, -3.0, 4.0])
+
+    def f(x):
+        n = fnp.sum(x > 0)                       # 3 here
+        total = 0.0
+        for i in range(n):
+            total = total + x[i] ** 2
+        ones = fnp.zeros(n) + 1.0                # a size
+        return total + fnp.sum(x[:n] * ones) + fnp.linspace(0, 1, n).sum() * x[0]
+    np.testing.assert_allclose(fg.grad(f)(x), [2 + 1 + 1.5, 4 + 1, -6 + 1, 0])
+    k_of_max = lambda x: x[fnp.argmax(x)] ** 2 + fnp.sum(x[:fnp.argmax(x)])
+    np.testing.assert_allclose(fg.grad(k_of_max)(x), [1, 1, 1, 8])
+    np.testing.assert_allclose(fg.grad(lambda x: fnp.sum(fnp.roll(x, int(x[1])) * x))(x),
+                               np.roll(x, 2) + np.roll(x, -2))
+
+
+def test_branch_boundary_takes_the_branch_python_chooses():
+    """At x == 0, `if x > 0` is False: the derivative is the else branch's, as in PyTorch
+    and HIPS autograd (documented in docs/dynamic_python.md)."""
+    relu_ish = lambda x: x * 3.0 if x > 0 else x * 0.5
+    assert fg.grad(relu_ish)(0.0) == 0.5
+    assert fg.grad(lambda x: x * 3.0 if x >= 0 else x * 0.5)(0.0) == 3.0
+
+
+def test_each_decision_is_recorded_as_a_guard_at_the_users_line():
+    from funcgrad.api.calls import Args, trace_call
+    guards = []
+    trace_call(piecewise, Args(piecewise, (POS,), {}), guards=guards)
+    assert len(guards) == 1
+    var, value, kind, src = guards[0]
+    assert kind == "bool" and bool(value) is True and var.aval.dtype == np.bool_
+    assert src.filename == __file__ and src.function == "piecewise"
+    guards = []                                 # a trace for every value records none
+    with pytest.raises(fg.ConcretizationError):
+        trace_call(piecewise, Args(piecewise, (POS,), {}), concrete=False, guards=guards)
+
+
+@pytest.mark.parametrize("where", ["jit", "vmap", "fori_loop", "scan", "while_loop", "cond"])
+def test_no_single_value_no_decision(where):
+    """Where a traced value stands for many values, control flow on it is still refused,
+    with the advice to use fg.cond / fg.while_loop / fnp.where."""
+    step = lambda c: c * 2.0 if c > 0 else c
+    run = {
+        "jit": lambda x: step(x),
+        "vmap": lambda x: fg.vmap(step)(np.array([x, -x])),
+        "fori_loop": lambda x: fg.fori_loop(0, 3, lambda i, c: step(c), x),
+        "scan": lambda x: fg.scan(lambda c, _: (step(c), c), x, np.zeros(2))[0],
+        "while_loop": lambda x: fg.while_loop(lambda c: c < 10.0, step, x),
+        "cond": lambda x: fg.cond(x > 1.0, step, lambda c: c, x),
+    }[where]
+    transform = fg.jit(fg.grad(run)) if where == "jit" else fg.grad(run)   # (a jit inside
+    with pytest.raises(fg.ConcretizationError, match="fg.cond") as info:  # grad is inlined)
+        transform(1.5)
+    assert where.split("_")[0] in str(info.value) or where == "scan"
+
+
+def test_hot_dynamic_function_stays_correct_across_branches():
+    """Past the tiering threshold the compiled form cannot be traced for every value; the
+    function stays interpreted, retraced per call, and every call follows its own branch."""
+    def f(x):
+        if x[0] > 0:
+            return fnp.sum(x ** 2)
+        return fnp.sum(-x)
+    grad_f = fg.grad(f)
+    for i in range(25):
+        x = np.array([1.0, 2.0]) * (-1.0) ** i
+        np.testing.assert_array_equal(grad_f(x), 2 * x if i % 2 == 0 else -np.ones(2))
+
+
+# ---- property: generated piecewise functions, call sequences crossing the boundaries ---------
+
+def make_piecewise(thresholds, powers, scales):
+    """f(x) = sum over elements of the piece chosen by a chain of `if s > t_k` on s = sum(x)."""
+    def f(x):
+        s = fnp.sum(x)
+        for t, p, c in zip(thresholds, powers, scales):
+            if s > t:
+                return c * fnp.sum(x ** p)
+        return fnp.sum(fnp.sin(x))
+
+    def reference(x):                          # NumPy: value and gradient by hand
+        s = np.sum(x)
+        for t, p, c in zip(thresholds, powers, scales):
+            if s > t:
+                return c * np.sum(x ** p), c * p * x ** (p - 1)
+        return np.sum(np.sin(x)), np.cos(x)
+    return f, reference
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.lists(st.floats(-3, 3), min_size=1, max_size=3, unique=True),
+       st.lists(st.integers(1, 4), min_size=3, max_size=3),
+       st.lists(st.floats(-2, 2), min_size=3, max_size=3),
+       st.lists(st.floats(-2, 2), min_size=1, max_size=12))
+def test_generated_piecewise_functions_match_numpy_on_every_call(thresholds, powers, scales,
+                                                                 starts):
+    f, reference = make_piecewise(sorted(thresholds, reverse=True), powers, scales)
+    vg = fg.value_and_grad(f)
+    for start in starts:                         # one function object, many calls
+        x = np.array([start, 0.5 * start + 0.1])
+        value, grad = vg(x)
+        want_value, want_grad = reference(x)
+        np.testing.assert_allclose(value, want_value, rtol=1e-12, atol=1e-12)
+        np.testing.assert_allclose(grad, want_grad, rtol=1e-12, atol=1e-12)
+        np.testing.assert_allclose(evaluate(f, x), want_value, rtol=1e-12, atol=1e-12)
+        if min(abs(np.sum(x) - t) for t in thresholds) > 1e-3:   # away from a boundary
+            check_grads(f, (x,), order=1, eps=1e-6)
+
+
+def test_agrees_with_hips_autograd():
+    autograd = pytest.importorskip("autograd")
+    anp = pytest.importorskip("autograd.numpy")
+
+    def make(np_):
+        def f(x):
+            y = x
+            while np_.sum(y * y) < 10.0:
+                y = y * 1.5 + np_.sin(y)
+            return np_.sum(y ** 2) if y[0] > 0 else np_.sum(np_.exp(y))
+        return f
+    for x in (np.array([0.3, -0.2]), np.array([-0.4, 0.1])):
+        np.testing.assert_allclose(fg.grad(make(fnp))(x), autograd.grad(make(anp))(x),
+                                   rtol=1e-12)
