@@ -5,14 +5,15 @@ Tracer (Python operators, array methods, NumPy's __array_ufunc__/__array_functio
 protocols, and the errors for Python control flow and in-place writes), trace_flat.
 Imports ir, _errors and the primitive registry (for the namespace functions).
 
-Dynamic Python. A trace of one call (fg.grad(f)(x), fg.vjp, fg.jvp, the Jacobians; not
-fg.jit, loop bodies or fg.cond branches, which stand for every value) knows its inputs'
+Dynamic Python. A trace of one call (fg.grad(f)(x), fg.vjp, fg.jvp, the Jacobians, fg.jit;
+not fg.vmap, loop bodies or fg.cond branches, which stand for many values) knows its inputs'
 values. `if x > 0`, `while err > tol`, bool(), float(), int(), .item(), a traced int as a
 range() bound, a slice bound or a shape then work as in PyTorch's eager mode: the value is
 computed on demand (only the equations it depends on, with NumPy) and the trace follows the
 path taken, so the derivative is that of the path taken (at a branch boundary, of the branch
 Python chose). Each decision is kept as a guard -- (variable, value, user line) in
-`Trace.guards` -- for the caches that reuse a trace. A value read with float(), int() or
+`Trace.guards` -- which fg.jit compiles into the kernel as extra results and checks on every
+call (api/jit.py: one kernel per path taken). A value read with float(), int() or
 .item() is a constant from then on (no gradient flows through it, as with PyTorch's .item()).
 """
 from __future__ import annotations
@@ -131,6 +132,49 @@ class Trace:
                 for o, val in zip(e.outputs, out if e.prim.multiple_results else (out,)):
                     self.known[o.id] = np.asarray(val)
         return self.known[var.id]
+
+    def add_guard(self, var, value, kind, src):
+        """Record a decision on `var`'s value, here and, for a trace nested in another trace of
+        one call (grad inside grad or jit), in the enclosing traces too: the equations that
+        compute var are replayed there (recorded on the enclosing trace's tracers), so the
+        outermost program can check the decision on later calls (api/jit.py)."""
+        self.guards.append((var, value, kind, src))
+        outer = self.lift(var)
+        if isinstance(outer, Tracer):
+            outer._trace.add_guard(outer._var, value, kind, src)
+
+    def lift(self, var):
+        """var recomputed from this trace's sources: a tracer of the innermost enclosing trace
+        they come from, or a plain value when it depends on no enclosing tracer."""
+        cone, todo = set(), [var]
+        while todo:
+            v = todo.pop()
+            k = self.made_by.get(v.id)
+            if k is not None and k not in cone:
+                cone.add(k)
+                todo += [i for i in self.eqns[k].inputs if isinstance(i, Var)]
+        env, traces = {}, []
+        for e in (self.eqns[k] for k in cone):
+            for i in e.inputs:
+                if isinstance(i, Var) and i.id not in self.made_by:
+                    x = env[i.id] = self.sources.get(i.id)
+                    if isinstance(x, Tracer) and x._trace.active:
+                        traces.append(x._trace)
+        if var.id not in self.made_by:
+            x = self.sources.get(var.id)
+            return x if isinstance(x, Tracer) and x._trace.active else None
+        if not traces:
+            return None
+        stack = ir._state.stack
+        outer = max(traces, key=lambda t: stack.index(t) if t in stack else -1)
+        for k in sorted(cone):
+            e = self.eqns[k]
+            with ir.use_source(e.src):
+                out = outer.record(e.prim, [i.val if isinstance(i, Lit) else env[i.id]
+                                            for i in e.inputs], e.params)
+            for o, t in zip(e.outputs, out if e.prim.multiple_results else (out,)):
+                env[o.id] = t
+        return env[var.id]
 
     def depends_on(self, var):
         """Labels of the inputs that `var` depends on (for error messages)."""
@@ -302,10 +346,10 @@ class Tracer(Traced):
         dep = f" The value depends on argument {', '.join(map(repr, deps))}." if deps else ""
         return ConcretizationError(
             f"{what} on a traced value{where(src)}.{dep} Its value is not known here: inside "
-            "fg.jit, fg.vmap (one value per example), a fg.fori_loop/fg.scan/fg.while_loop body "
-            "or an fg.cond branch, funcgrad records the function once for every value of its "
-            "inputs, so Python control flow cannot depend on them (fg.grad(f)(x) and the other "
-            "transforms called directly do follow it, on the values of that call). Use "
+            "fg.vmap (one value per example), a fg.fori_loop/fg.scan/fg.while_loop body or an "
+            "fg.cond branch, funcgrad records the function once for many values, so Python "
+            "control flow cannot depend on them (elsewhere -- fg.grad(f)(x), fg.jit -- it "
+            "follows the values of each call). Use "
             "fg.cond(pred, true_fun, false_fun, *operands) (fg.switch for several branches) "
             "instead of `if`, fg.while_loop(cond_fun, body_fun, init) instead of `while` "
             "(fg.fori_loop / fg.scan for counted loops), fnp.where(condition, x, y) to select "
@@ -315,7 +359,7 @@ class Tracer(Traced):
     def known_value(self, kind="value"):
         value = self._trace.value_of(self._var)
         if value is not None:
-            self._trace.guards.append((self._var, value, kind, user_frame()))
+            self._trace.add_guard(self._var, value, kind, user_frame())
         return value
 
     def _value(self, what, kind):

@@ -267,14 +267,14 @@ def test_python_control_flow_on_traced_value_points_to_these_functions():
             return x
         return -x
     with pytest.raises(fg.ConcretizationError, match="fg.cond"):
-        fg.jit(f)(1.0)
+        fg.scan(lambda c, x: (f(c), c), 1.0, np.ones(2))
 
     def g(x):
         while x < 10:
             x = x * 2
         return x
     with pytest.raises(fg.ConcretizationError, match="fg.while_loop"):
-        fg.jit(fg.grad(g))(1.0)
+        fg.vmap(fg.grad(g))(np.ones(2))
 
 
 def test_unrolled_python_loop_warns_when_large():

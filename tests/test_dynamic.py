@@ -2,9 +2,11 @@
 .item(), traced ints as range() bounds, slice bounds and sizes follow the values of the call
 (as PyTorch's eager autograd and HIPS autograd do); the derivative is that of the path taken.
 Inside fg.jit, fg.vmap, loop bodies and fg.cond branches the same code is still refused."""
+import sys
+
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import HealthCheck, given, settings, strategies as st
 
 import funcgrad as fg
 import funcgrad.numpy as fnp
@@ -106,28 +108,26 @@ def test_each_decision_is_recorded_as_a_guard_at_the_users_line():
         trace_call(piecewise, Args(piecewise, (POS,), {}), concrete=False, guards=guards)
 
 
-@pytest.mark.parametrize("where", ["jit", "vmap", "fori_loop", "scan", "while_loop", "cond"])
+@pytest.mark.parametrize("where", ["vmap", "fori_loop", "scan", "while_loop", "cond"])
 def test_no_single_value_no_decision(where):
     """Where a traced value stands for many values, control flow on it is still refused,
     with the advice to use fg.cond / fg.while_loop / fnp.where."""
     step = lambda c: c * 2.0 if c > 0 else c
     run = {
-        "jit": lambda x: step(x),
         "vmap": lambda x: fg.vmap(step)(np.array([x, -x])),
         "fori_loop": lambda x: fg.fori_loop(0, 3, lambda i, c: step(c), x),
         "scan": lambda x: fg.scan(lambda c, _: (step(c), c), x, np.zeros(2))[0],
         "while_loop": lambda x: fg.while_loop(lambda c: c < 10.0, step, x),
         "cond": lambda x: fg.cond(x > 1.0, step, lambda c: c, x),
     }[where]
-    transform = fg.jit(fg.grad(run)) if where == "jit" else fg.grad(run)   # (a jit inside
-    with pytest.raises(fg.ConcretizationError, match="fg.cond") as info:  # grad is inlined)
-        transform(1.5)
+    with pytest.raises(fg.ConcretizationError, match="fg.cond") as info:
+        fg.grad(run)(1.5)
     assert where.split("_")[0] in str(info.value) or where == "scan"
 
 
 def test_hot_dynamic_function_stays_correct_across_branches():
-    """Past the tiering threshold the compiled form cannot be traced for every value; the
-    function stays interpreted, retraced per call, and every call follows its own branch."""
+    """Past the tiering threshold fg.grad compiles one kernel per branch taken, each checking
+    its guard; every call follows its own branch."""
     def f(x):
         if x[0] > 0:
             return fnp.sum(x ** 2)
@@ -136,6 +136,52 @@ def test_hot_dynamic_function_stays_correct_across_branches():
     for i in range(25):
         x = np.array([1.0, 2.0]) * (-1.0) ** i
         np.testing.assert_array_equal(grad_f(x), 2 * x if i % 2 == 0 else -np.ones(2))
+
+
+# ---- fg.jit: one kernel per path, guards checked on every call -------------------------------
+
+def test_jit_compiles_one_kernel_per_path_and_checks_its_guards():
+    traces = []
+
+    def f(x):
+        traces.append(1)                         # runs only when a call is traced
+        n = int(fnp.sum(x > 0))                  # a size, a bound: part of the path
+        total = fnp.sum(x[:n] ** 2)
+        return total * 3.0 if total > 1.0 else total - 1.0
+    jg = fg.jit(fg.value_and_grad(f))
+    xs = [np.array([2.0, 1.0, -1.0]), np.array([0.5, 0.1, -1.0]), np.array([0.3, -1.0, -2.0]),
+          np.array([3.0, 1.0, -0.5])]
+    for rounds in range(2):
+        for x in xs:
+            n = int(np.sum(x > 0))
+            t = np.sum(x[:n] ** 2)
+            want = (t * 3.0 if t > 1.0 else t - 1.0,
+                    np.where(np.arange(3) < n, 2 * x * (3.0 if t > 1.0 else 1.0), 0.0))
+            value, grad = jg(x)
+            np.testing.assert_allclose(value, want[0], rtol=1e-14)
+            np.testing.assert_allclose(grad, want[1], rtol=1e-14)
+        if rounds == 0:
+            first = len(traces)
+    assert len(traces) == first, "a path seen before was traced again"
+    (paths,) = jg._entries.values()
+    assert len(paths.paths) == 3                 # xs[0] and xs[3] take the same path
+
+
+def test_past_the_path_limit_calls_run_interpreted_with_one_warning(monkeypatch):
+    monkeypatch.setattr(sys.modules["funcgrad.api.jit"], "MAX_PATHS", 2)
+
+    def repeat_until(x):
+        y = x
+        while fnp.sum(y) < 10.0:                 # the trip count depends on x
+            y = y * 1.5 + 0.1
+        return fnp.sum(y * y)
+    jg = fg.jit(fg.grad(repeat_until))
+    with pytest.warns(UserWarning, match="2 different paths") as record:
+        for start in (0.5, 1.0, 2.0, 3.0, 0.25, 2.0):
+            x = np.array([start, start])
+            np.testing.assert_allclose(jg(x), evaluate(fg.grad(repeat_until), x), rtol=1e-14)
+    assert len(record) == 1 and record[0].filename == __file__
+    assert "fg.while_loop" in str(record[0].message)
 
 
 # ---- property: generated piecewise functions, call sequences crossing the boundaries ---------
@@ -176,6 +222,36 @@ def test_generated_piecewise_functions_match_numpy_on_every_call(thresholds, pow
         np.testing.assert_allclose(evaluate(f, x), want_value, rtol=1e-12, atol=1e-12)
         if min(abs(np.sum(x) - t) for t in thresholds) > 1e-3:   # away from a boundary
             check_grads(f, (x,), order=1, eps=1e-6)
+
+
+PIECES = make_piecewise([2.0, 0.5, -1.0], [3, 2, 1], [0.5, -1.5, 2.0])
+
+
+@pytest.fixture(scope="module")
+def compiled_pieces():
+    """fg.jit and the tiered fg.value_and_grad of one piecewise function (one kernel per
+    piece, compiled once for every example)."""
+    f, _ = PIECES
+    return fg.jit(fg.value_and_grad(f)), fg.value_and_grad(f)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[
+    HealthCheck.function_scoped_fixture])
+@given(st.lists(st.floats(-3, 3), min_size=1, max_size=10))
+def test_jitted_and_tiered_paths_match_numpy_and_the_interpreter(compiled_pieces, starts):
+    """Call sequences crossing the branch boundaries: the compiled paths (guards checked in
+    every call) agree with NumPy by hand and with the interpreter."""
+    f, reference = PIECES
+    jitted, tiered = compiled_pieces
+    for start in starts:
+        x = np.array([start, 0.5 * start + 0.1])
+        want_value, want_grad = reference(x)
+        for vg in (jitted, tiered):
+            value, grad = vg(x)
+            np.testing.assert_allclose(value, want_value, rtol=1e-13, atol=1e-13)
+            np.testing.assert_allclose(grad, want_grad, rtol=1e-13, atol=1e-13)
+        np.testing.assert_allclose(evaluate(fg.value_and_grad(f), x)[1], want_grad,
+                                   rtol=1e-13, atol=1e-13)
 
 
 def test_agrees_with_hips_autograd():

@@ -38,23 +38,23 @@ def test_integer_leaf_of_pytree_is_named():
     (lambda x: x * range(x)[0], r"index"),
     (lambda x: np.asarray(x).sum(), r"NumPy array"),
 ])
-def test_python_control_flow_on_traced_values_inside_jit(body, what):
-    """fg.jit records f for every value: control flow on a value is refused there, at the
-    user's line (fg.grad called directly follows it: tests/test_dynamic.py)."""
+def test_python_control_flow_on_traced_values_inside_vmap(body, what):
+    """fg.vmap traces f once for every example: control flow on a value is refused there, at
+    the user's line (fg.grad and fg.jit follow it: tests/test_dynamic.py)."""
     with pytest.raises(fg.ConcretizationError, match=what) as info:
-        fg.jit(body)(1.0)
+        fg.vmap(body)(np.ones(2))
     msg = str(info.value)
     assert re.search(HERE + r":\d+", msg), msg            # points at this file
-    assert "depends on argument 'x'" in msg and "fnp.where" in msg and "fg.jit" in msg
+    assert "depends on argument 'x'" in msg and "fnp.where" in msg and "fg.vmap" in msg
 
 
-def test_while_on_traced_value_inside_jit():
+def test_while_on_traced_value_inside_a_loop_body():
     def f(x):
         while x < 10:
             x = x * 2
         return x
     with pytest.raises(fg.ConcretizationError, match="while"):
-        fg.jit(fg.grad(f))(1.0)
+        fg.grad(lambda x: fg.fori_loop(0, 2, lambda i, c: f(c), x))(1.0)
     assert fg.grad(f)(1.0) == 16.0
 
 

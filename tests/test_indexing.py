@@ -305,7 +305,7 @@ def test_other_index_errors():
     with pytest.raises(IndexError, match="boolean index did not match"):
         evaluate(lambda x: x[np.array([True, False])], M)
     with pytest.raises(fg.ConcretizationError, match="slice bound"):
-        fg.jit(lambda x, i: x[i:])(M, np.array(1))
+        fg.vmap(lambda x, i: x[i:], in_axes=(None, 0))(M, np.array([1, 1]))
     np.testing.assert_array_equal(evaluate(lambda x, i: x[i:], M, np.array(1)), M[1:])
 
 

@@ -307,10 +307,10 @@ def test_shape_errors(call, exc, match):
     lambda x, n: np.tile(x, n),
     lambda x, n: np.delete(x, n),
 ])
-def test_traced_shape_arguments_are_refused_inside_jit(call):
+def test_traced_shape_arguments_are_refused_inside_vmap(call):
     x = rand((4,), seed=23)
     with pytest.raises(fg.ConcretizationError, match="traced"):
-        fg.jit(call)(x, np.array(2))
+        fg.vmap(lambda n: call(x, n))(np.array([2, 2]))
     got, want = evaluate(call, x, np.array(2)), call(x, 2)    # a call's own value: used
     listed = lambda v: v if isinstance(v, list) else [v]
     for g, w in zip(listed(got), listed(want)):

@@ -18,14 +18,15 @@ import types
 import numpy as np
 
 from .._errors import (FuncgradError, KernelInterrupted, add_location, array_memory_error,
-                       loop_memory_error)
-from ..ir import Traced, aval_of, sub_programs
+                       loop_memory_error, warn_at)
+from ..interpreter import eval_program
+from ..ir import Program, Traced, aval_of, sub_programs
 from ..tiering import set_loop_compiler, value_key
 from ..tracer import trace_flat
 from ..backend.scalarize import scalarize
 from ..transforms.simplify import simplify
 from ..tree_util import tree_flatten, tree_unflatten
-from .calls import Args, VjpPlan, evaluate, trace_call
+from .calls import Args, VjpPlan, evaluate, to_numpy, trace_call
 
 def prepare(prog):
     """The program as it is compiled: simplified, small arrays in loops made scalars."""
@@ -237,7 +238,7 @@ class JitFunction:
         """Trace and simplify for these arguments; `.source` is the generated code."""
         a = Args(self.f, args, kwargs, static_argnums=self.static_argnums,
                   trace_numbers=(float, complex))
-        prog, consts, out_tree = trace_call(self.f, a, concrete=False)
+        prog, consts, out_tree = trace_call(self.f, a)
         return Lowered(prepare(prog), out_tree)
 
     def __call__(self, *args, **kwargs):
@@ -246,9 +247,13 @@ class JitFunction:
             if hit is not None and not (_Disabled.count[0] and _disabled.on):
                 hit.hot = True
                 try:
-                    return hit.fast(args)
+                    out = hit.fast(args)
                 except KernelInterrupted:       # Ctrl-C inside the kernel (see vecmath)
                     raise KeyboardInterrupt from None
+                if out is not _MISS:
+                    return out
+                a = Args(self.f, args, kwargs, trace_numbers=(float, complex))
+                return self._guarded(hit, a, tried=True)
         if _disabled:
             return evaluate(self.f, *args, **kwargs)
         if any(isinstance(x, Traced) for x in tree_flatten((args, kwargs))[0]):
@@ -258,15 +263,16 @@ class JitFunction:
         sig = self._signature(a)
         entry = self._entries.get(sig)
         if entry is None:
-            entry = self._compile(a)
-            out = _first_run(entry, a.dyn_vals, self.f)     # Numba compiles on the first call
+            entry, first = self._compile(a)
             key = _fast_key(args)
             if (key is None or kwargs or self.static_argnums or len(a.dyn_vals) != len(args)
                     or a.converted or entry.fast is None):
                 key = None
             self._remember(sig, entry, key)
-            return tree_unflatten(entry.out_tree, out)
+            return first
         entry.hot = True
+        if isinstance(entry, _Paths):
+            return self._guarded(entry, a)
         return tree_unflatten(entry.out_tree, entry.run(a.dyn_vals))
 
     def _remember(self, sig, entry, key):
@@ -288,13 +294,160 @@ class JitFunction:
             self._fast[key] = entry
             entry.fast_keys.append(key)
 
-    def _compile(self, a):
-        from ..backend.compile import compile_program
-        prog, consts, out_tree = trace_call(self.f, a, concrete=False)
+    def _trace(self, a):
+        """The program of this call, simplified, with the values of its guards (decisions of
+        Python control flow on traced values, tracer.py) as extra outputs after f's own."""
+        guards = []
+        prog, consts, out_tree = trace_call(self.f, a, guards=guards)
+        n_out = len(prog.outs)
+        if guards:
+            prog = Program(prog.in_vars, prog.eqns, list(prog.outs) + [g[0] for g in guards])
         prog = prepare(prog)
         _check_sizes(prog)
-        compiled = compile_program(prog, self.parallel)
-        return _Entry(compiled, out_tree, prog.in_avals, prog.out_avals)
+        return prog, consts, out_tree, n_out, guards
+
+    def _compile(self, a):
+        """(the entry for a's signature, the results of this call)."""
+        from ..backend.compile import compile_program
+        prog, consts, out_tree, n_out, guards = self._trace(a)
+        entry = _Entry(compile_program(prog, self.parallel), out_tree, prog.in_avals,
+                       prog.out_avals)
+        out = _first_run(entry, a.dyn_vals, self.f)     # Numba compiles on the first call
+        if not guards:
+            return entry, tree_unflatten(out_tree, out)
+        paths = _Paths()
+        paths.add(entry, n_out, guards)
+        return paths, tree_unflatten(out_tree, out[:n_out])
+
+    def _guarded(self, paths, a, tried=False):
+        """A call of a signature whose control flow read traced values: the first compiled
+        path whose guards hold (tried: none did), else this call traced, compiled and kept
+        as another path (past MAX_PATHS: interpreted, with a warning once)."""
+        if not tried:
+            hit = paths.run(a.dyn_vals)
+            if hit is not _MISS:
+                return hit
+        from ..backend.compile import compile_program
+        prog, consts, out_tree, n_out, guards = self._trace(a)
+        if len(paths.paths) >= MAX_PATHS:
+            if not paths.warned:
+                paths.warned = True
+                warn_at(paths.changed(guards), _too_many_paths(self.f))
+            out = eval_program(prog, *consts, *a.dyn_vals)[:n_out]
+            return tree_unflatten(out_tree, [to_numpy(o) for o in out])
+        entry = _Entry(compile_program(prog, self.parallel), out_tree, prog.in_avals,
+                       prog.out_avals)
+        out = _first_run(entry, a.dyn_vals, self.f)
+        paths.add(entry, n_out, guards)
+        return tree_unflatten(out_tree, out[:n_out])
+
+
+# Compiled paths kept per signature of a function whose Python control flow reads traced values
+MAX_PATHS = int(os.environ.get("FUNCGRAD_JIT_MAX_PATHS", "8"))
+
+
+def _too_many_paths(f):
+    return (f"fg.jit: {getattr(f, '__name__', 'the function')} has taken {MAX_PATHS} different "
+            "paths through Python control flow on traced values (`if`/`while`/int()/float() "
+            "on them; this line decided differently this time). Each path is a kernel of its "
+            "own; calls that take none of the compiled paths now run interpreted (correct, "
+            "slower). Put the decision into the program instead: fg.cond / fg.switch for an "
+            "`if`, fg.while_loop or fg.fori_loop for a loop whose trip count depends on the "
+            "values, fnp.where for an elementwise choice (or raise the limit with "
+            "FUNCGRAD_JIT_MAX_PATHS).")
+
+
+def _holds(got, value, kind):
+    if kind == "bool":
+        return bool(got) == bool(value)
+    return np.array_equal(got, value)
+
+
+_MISS = object()        # no compiled path's guards held
+# what a kernel of a path not taken may raise where the right path would not
+_STALE = (FuncgradError, ArithmeticError, IndexError, ValueError)
+
+
+def _fast_path(entry, n_out, expected):
+    """args -> f's outputs if the guards hold, else _MISS: the kernel called directly, the
+    decisions compared as one tuple of bools (the common case)."""
+    if any(entry.scalar_in) or not all(kind == "bool" for _, kind in expected):
+        def general(args):
+            try:
+                res = entry.run(args)
+            except _STALE:
+                return _MISS
+            if all(_holds(r, v, kind) for r, (v, kind) in zip(res[n_out:], expected)):
+                return tree_unflatten(entry.out_tree, res[:n_out])
+            return _MISS
+        return general
+    fn, consts = entry.compiled.fn, tuple(entry.compiled.consts)
+    want = tuple(bool(v) for v, _ in expected)
+    types, fresh, tree = entry.out_types[:n_out], entry.compiled.fresh_outs[:n_out], entry.out_tree
+    one = tree.node_type is None and n_out == 1     # one result: a scalar (t0) or an array
+    t0, single = types[0] if n_out else None, len(want) == 1
+    w0 = want[0] if single else None
+
+    def run(args):
+        try:
+            res = fn(*args, *consts)
+        except _STALE:
+            return _MISS
+        if (bool(res[1]) != w0) if single and n_out == 1 else tuple(map(bool, res[n_out:])) != want:
+            return _MISS
+        if one:
+            r = res[0]
+            return t0(r) if t0 is not None else r if fresh[0] else _own_one(r, (*args, *consts))
+        return tree_unflatten(tree, owned([t(r) if t is not None else r
+                                           for r, t in zip(res[:n_out], types)],
+                                          fresh, args, consts))
+    return run
+
+
+class _Paths:
+    """The compiled paths of one signature: (entry, number of f's outputs, guards, their user
+    lines, a fast runner). Each kernel returns its guards' values after f's outputs; a call
+    runs the most recently useful path first and keeps the first whose guards all hold."""
+
+    __slots__ = ("paths", "hot", "fast_keys", "warned")
+
+    def __init__(self):
+        self.paths, self.hot, self.fast_keys, self.warned = [], True, [], False
+
+    def add(self, entry, n_out, guards):
+        expected = [(value, kind) for _, value, kind, _ in guards]
+        self.paths.insert(0, (entry, n_out, expected, [src for *_, src in guards],
+                              _fast_path(entry, n_out, expected)))
+
+    def run(self, vals):
+        for k, (entry, n_out, expected, _, _) in enumerate(self.paths):
+            try:
+                res = entry.run(vals)
+            except _STALE:
+                continue          # a path not taken may fail where the right one does not
+            if all(_holds(r, v, kind) for r, (v, kind) in zip(res[n_out:], expected)):
+                if k:
+                    self.paths.insert(0, self.paths.pop(k))
+                return tree_unflatten(entry.out_tree, res[:n_out])
+        return _MISS
+
+    def fast(self, args):
+        """run() for arguments the dispatch key let through (arrays and plain scalars)."""
+        for k, path in enumerate(self.paths):
+            out = path[4](args)
+            if out is not _MISS:
+                if k:
+                    self.paths.insert(0, self.paths.pop(k))
+                return out
+        return _MISS
+
+    def changed(self, guards):
+        """The user line of the first decision that differs from the latest path's."""
+        _, _, expected, srcs, _ = self.paths[0]
+        for (_, value, kind, src), (v, _k) in zip(guards, expected):
+            if not _holds(value, v, kind):
+                return src
+        return guards[-1][3] if len(guards) > len(expected) else srcs[-1] if srcs else None
 
 
 def _check_sizes(prog):

@@ -14,8 +14,8 @@ from ..numpy import moveaxis
 from ..tiering import tiered
 from ..tracer import trace_flat
 from ..transforms.batching import vmap_program
-from ..tree_util import tree_flatten, tree_unflatten
-from .calls import fn_name, to_numpy
+from ..tree_util import keystr, tree_flatten, tree_flatten_with_path, tree_unflatten
+from .calls import arg_names, fn_name, to_numpy
 from .jit import jit
 
 __all__ = ["vmap"]
@@ -93,7 +93,10 @@ def vmap(f, in_axes=0, out_axes=0):
             tree_box.append(out_tree)
             return out_leaves
 
-        prog, consts = trace_flat(flat_fn, avals)
+        names = arg_names(f, len(args))        # (for errors: "depends on argument 'x'")
+        labels = [keystr(names[i], path) for i, arg in enumerate(args)
+                  for path, _ in tree_flatten_with_path(arg)[0]]
+        prog, consts = trace_flat(flat_fn, avals, labels)
         batched = [False] * len(consts) + [ax is not None for ax in axes]
         outs = eval_program(vmap_program(prog, batched, size), *consts, *vals)
         out_tree = tree_box[0]

@@ -29,7 +29,7 @@ from ..primitives.shape import _asarray, _axes_in_order, _axis, concatenate, fli
 def _static(x, what):
     """A shape-determining argument as concrete values: traced values inside it are replaced
     by their values in the call being traced (funcgrad.tracer: dynamic Python); where there
-    are none (fg.jit, loop bodies), a clear refusal."""
+    are none (fg.vmap, loop bodies), a clear refusal."""
     if not has_traced(x):
         return x
 
@@ -40,7 +40,7 @@ def _static(x, what):
                 raise ConcretizationError(
                     f"{what} is a traced value{where(user_frame())}; it determines the shape "
                     "of the result, so it must be known when the function is traced (inside "
-                    "fg.jit, a loop body or an fg.cond branch it stands for every value). Pass "
+                    "fg.vmap, a loop body or an fg.cond branch it stands for many values). Pass "
                     "a Python int or a NumPy array that is not an argument being traced (close "
                     "over it, or make it static with static_argnums).")
             return value[()] if value.ndim == 0 else value

@@ -118,8 +118,8 @@ def _int_or_none(v):
         if value is None:
             raise ConcretizationError(
                 f"a slice bound is a traced value{where(user_frame())}; slice sizes must be "
-                "known when tracing (inside fg.jit, a loop body or an fg.cond branch it stands "
-                "for every value). Use a Python int; for a traced start i and a fixed length k, "
+                "known when tracing (inside fg.vmap, a loop body or an fg.cond branch it "
+                "stands for many values). Use a Python int; for a traced start i and a fixed length k, "
                 "index with an integer array: x[i + fnp.arange(k)].")
         return operator.index(value[()] if value.ndim == 0 else value)
     return int(v)
