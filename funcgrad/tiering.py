@@ -465,7 +465,8 @@ def _rng_state():
 
 
 class _Watch:
-    """One interpreted call being observed: its state, and the first program traced in it."""
+    """One interpreted call being observed: its state, the first program traced in it and
+    the decisions that trace made."""
 
     __slots__ = ("sig", "programs", "rng", "prev")
 
@@ -490,7 +491,7 @@ class _Tier:
     def __init__(self, f):
         self.f_ref = weakref.ref(f)
         self.state = None         # the state the records and compiled forms below belong to
-        self.runs = {}            # sig -> (trace key, identical interpreted calls in a row)
+        self.runs = {}            # sig -> (trace key, identical calls in a row, decisions)
         self.jitted = {}          # sig -> compiled form (hot signatures)
         self.pending, self.failed = set(), set()
         self.never = None         # why f is never compiled, once known
@@ -544,14 +545,15 @@ class _Tier:
         if _rng_state() != watch.rng:
             self._give_up_all("tracing it draws from NumPy's or Python's global random state")
             return
-        key = trace_key(watch.programs[0])
-        record = self.runs.get(watch.sig)
-        if record is not None and record[0] != key:
+        prog, decisions = watch.programs[0]
+        key = trace_key(prog)
+        record = self.runs.get(watch.sig)      # (other decisions: other programs, by design)
+        if record is not None and record[0] != key and record[2] == decisions:
             self._give_up_all("two calls with the same arguments and state traced to "
                               "different programs (it reads a clock, a random generator or "
                               "other state the guards cannot see)")
             return
-        self.runs[watch.sig] = (key, 1 if record is None else record[1] + 1)
+        self.runs[watch.sig] = (key, 1 if record is None else record[1] + 1, decisions)
 
     def _keep(self, sig, jitted):
         """Hot signatures keep their compiled forms, the oldest dropped past MAX_HOT (each
@@ -562,9 +564,8 @@ class _Tier:
 
     def give_up(self, args, kwargs):
         """Compiling or running this signature failed: interpret it from now on."""
-        sig = _signature(args, kwargs)
-        self.jitted.pop(sig, None)
-        self.failed.add(sig)
+        self.jitted.pop(_signature(args, kwargs), None)
+        self.failed.add(_signature(args, kwargs))
 
     def _give_up_all(self, why, warn=False):
         self.never, self.jitted, self.runs = why, {}, {}

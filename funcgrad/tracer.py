@@ -239,8 +239,9 @@ def trace_flat(fn, avals, labels=None, values=None, guards=None):
     const_vars = [v for _, v in trace.captured.values()]
     prog = Program(const_vars + trace.in_vars, trace.eqns, out_atoms)
     observer = ir._state.observer
-    if top and observer is not None and not observer:
-        observer.append(prog)
+    if top and observer is not None and not observer:     # (tiering: the decisions made too)
+        observer.append((prog, tuple((kind, np.asarray(value).tobytes())
+                                     for _, value, kind, _ in trace.guards)))
     return prog, consts
 
 

@@ -85,6 +85,9 @@ def test_traced_integers_as_bounds_indices_and_sizes():
     np.testing.assert_allclose(fg.grad(k_of_max)(x), [1, 1, 1, 8])
     np.testing.assert_allclose(fg.grad(lambda x: fnp.sum(fnp.roll(x, int(x[1])) * x))(x),
                                np.roll(x, 2) + np.roll(x, -2))
+    masked = fg.jit(fg.grad(lambda x: fnp.sum(x[x > 0] ** 2)))     # a mask: one path each
+    for y in (x, -x, x):
+        np.testing.assert_allclose(masked(y), np.where(y > 0, 2 * y, 0.0))
 
 
 def test_branch_boundary_takes_the_branch_python_chooses():
@@ -132,10 +135,13 @@ def test_hot_dynamic_function_stays_correct_across_branches():
         if x[0] > 0:
             return fnp.sum(x ** 2)
         return fnp.sum(-x)
+    from funcgrad.tiering import policy
     grad_f = fg.grad(f)
     for i in range(25):
         x = np.array([1.0, 2.0]) * (-1.0) ** i
         np.testing.assert_array_equal(grad_f(x), 2 * x if i % 2 == 0 else -np.ones(2))
+    # calls that decide differently trace differently by design: not taken for impurity
+    assert policy.explain(f)[("grad", 0, False)].startswith("compiled"), policy.explain(f)
 
 
 # ---- fg.jit: one kernel per path, guards checked on every call -------------------------------
@@ -268,3 +274,17 @@ def test_agrees_with_hips_autograd():
     for x in (np.array([0.3, -0.2]), np.array([-0.4, 0.1])):
         np.testing.assert_allclose(fg.grad(make(fnp))(x), autograd.grad(make(anp))(x),
                                    rtol=1e-12)
+
+
+def test_the_documentation_examples_run():
+    """docs/dynamic_python.md's code blocks, run as written."""
+    import pathlib
+    import re
+    text = (pathlib.Path(__file__).parent.parent / "docs" / "dynamic_python.md").read_text()
+    blocks = re.findall(r"```python\n(.*?)```", text, re.S)
+    assert blocks
+    scope = {}
+    for block in blocks:
+        exec(compile(block, "docs/dynamic_python.md", "exec"), scope)
+    np.testing.assert_allclose(scope["fg"].grad(scope["newton_sqrt"])(2.0), 0.5 / np.sqrt(2))
+    np.testing.assert_allclose(scope["fast"](2.0), 0.5 / np.sqrt(2), rtol=1e-12)

@@ -309,11 +309,11 @@ def test_other_index_errors():
     np.testing.assert_array_equal(evaluate(lambda x, i: x[i:], M, np.array(1)), M[1:])
 
 
-def test_traced_boolean_mask_is_concretization_error():
+def test_traced_boolean_mask_uses_the_calls_value_or_is_refused_under_vmap():
+    np.testing.assert_array_equal(evaluate(lambda x: x[x > 0], M), M[M > 0])
+    np.testing.assert_array_equal(fg.grad(lambda x: fnp.sum(x[x > 0]))(M), (M > 0) * 1.0)
     with pytest.raises(fg.ConcretizationError, match=r"fnp\.where"):
-        evaluate(lambda x: fnp.sum(x[x > 0]), M)
-    with pytest.raises(fg.ConcretizationError, match=r"fnp\.where"):
-        fg.grad(lambda x: fnp.sum(x[x > 0]))(M)
+        fg.vmap(lambda x: fnp.sum(x[x > 0]))(M)
 
 
 def test_item_assignment_is_mutation_error():
@@ -339,7 +339,9 @@ def test_item_assignment_is_mutation_error():
 @pytest.mark.parametrize("call", [lambda x: x.nonzero(), lambda x: np.nonzero(x > 0),
                                   lambda x: np.argwhere(x), lambda x: np.flatnonzero(x)],
                          ids=["method", "nonzero", "argwhere", "flatnonzero"])
-def test_value_dependent_index_functions_are_concretization_errors(call):
+def test_value_dependent_index_functions_use_the_calls_value_or_are_refused_under_vmap(call):
+    for got, want in zip(np.atleast_1d(evaluate(call, M)), np.atleast_1d(call(M))):
+        np.testing.assert_array_equal(got, want)
     with pytest.raises(fg.ConcretizationError, match=r"fnp\.where"):
-        evaluate(call, M)
+        fg.vmap(call)(M)
     np.testing.assert_array_equal(fnp.nonzero(M > 0)[0], np.nonzero(M > 0)[0])   # plain arrays

@@ -24,6 +24,8 @@ from . import split
 from .fusion import (INDEX_MAPS, REDUCTIONS, literal_broadcasts, materialized, packs,
                      partition, slice_positions, use_counts)
 from .lowerings import lowering, numba_type, printable
+from .scalar_code import (FAST_MATH, fast_math_template, reduction_start, scalar_template,
+                          vecmath_calls)
 
 RESERVED = set(keyword.kwlist) | {"np", "numba", "math", "range", "len", "min", "max", "abs"}
 
@@ -63,78 +65,8 @@ def _fmt(v):
     raise TypeError(f"parameter {v!r} cannot be written into generated code")
 
 
-FAST_MATH = ("exp", "expm1", "log", "log1p", "sin", "cos", "tanh", "logaddexp")
 # a loop with vecmath calls sums its terms after it (LoopEmitter.defer_sums); off: in it
 DEFER_SUMS = True
-# funcgrad's own versions wherever they appear: Numba's scalar libm call is less accurate
-ACCURATE = ("cbrt",)
-
-
-# NumPy's semantics where Numba's scalar versions differ (infinities, integer division by 0
-# and of MIN by -1, 0 ** -n)
-EXACT = {("floor_divide", "f"): "_vm.floor_divide({0}, {1})",
-         ("remainder", "f"): "_vm.remainder({0}, {1})",
-         ("fmod", "i"): "_vm.fmod_int({0}, {1})", ("fmod", "u"): "_vm.fmod_int({0}, {1})",
-         ("floor_divide", "i"): "_vm.floor_divide_int({0}, {1})",
-         ("floor_divide", "u"): "_vm.floor_divide_int({0}, {1})",
-         ("remainder", "i"): "_vm.remainder_int({0}, {1})",
-         ("remainder", "u"): "_vm.remainder_int({0}, {1})",
-         ("power", "f"): "_vm.power({0}, {1})"}
-_EXACT = {name for name, _ in EXACT}
-
-
-def vecmath_calls(prog):
-    """How many equations of prog (sub-programs included) may call a vecmath function: an
-    upper bound (a sin and cos of the same value are one call)."""
-    n = 0
-    for e in prog.eqns:
-        name = e.prim.name
-        if (name in FAST_MATH and e.outputs[0].aval.ndim) or name in ACCURATE or name in _EXACT:
-            n += 1
-        n += sum(vecmath_calls(sub) for sub in sub_programs(e.params))
-    return n
-
-
-def scalar_template(e, in_loop):
-    """The scalar expression for an elementwise equation in generated code."""
-    name, dtype = e.prim.name, e.outputs[0].aval.dtype
-    kind = np.dtype(e.inputs[0].aval.dtype).kind
-    if name == "integer_pow" and e.params["y"] < 0 and dtype.kind == "f":
-        return f"(1.0 / ({{0}} ** {-e.params['y']}))"     # Numba raises on 0.0 ** -n
-    exact = EXACT.get((name, kind))
-    if exact is not None:
-        # (vecmath's float helpers compute in float64 where a literal meets a float32 value:
-        # the result, exact in float64, is rounded once to float32, as NumPy's float32 loop)
-        return f"np.float32({exact})" if dtype == np.float32 else exact
-    if name in ACCURATE and dtype.name in ("float64", "float32"):
-        return f"_vm.{name}_f{dtype.name[-2:]}({{0}})"
-    return (fast_math_template(name, dtype) if in_loop else None) or lowering(e.prim).scalar
-
-
-def fast_math_template(name, dtype):
-    """Vectorisable polynomial implementations (vecmath.py) replace libm calls inside loops;
-    they are accurate to ~1 ulp and handle every special value as NumPy does."""
-    if name not in FAST_MATH or np.dtype(dtype).name not in ("float64", "float32"):
-        return None
-    import numba
-    if numba.config.DISABLE_JIT:          # plain-Python debugging: the intrinsics cannot run
-        return None
-    args = "{0}, {1}" if name == "logaddexp" else "{0}"
-    return f"_vm.{name}_f{np.dtype(dtype).name[-2:]}({args})"
-
-
-def _reduction_start(name, dtype):
-    """The identity of a reduction in `dtype` (max of bools starts at False, of ints at the
-    smallest int)."""
-    if name == "reduce_sum":
-        return 0
-    dt, top = np.dtype(dtype), name == "reduce_min"
-    if dt.kind == "b":
-        return top
-    if dt.kind in "iu":
-        info = np.iinfo(dt)
-        return info.max if top else info.min
-    return np.inf if top else -np.inf
 
 
 _comment = printable       # text safe inside a # comment
@@ -587,7 +519,7 @@ class LoopEmitter:
             return self.compensated_sum(e, oname, val, pre, post)
         kept = [self.idx[k] for k in range(len(self.shape)) if k not in axes]
         out_shape = e.outputs[0].aval.shape
-        init = literal(_reduction_start(e.prim.name, dt), dt)
+        init = literal(reduction_start(e.prim.name, dt), dt)
         target = f"{oname}{self.index(kept)}" if kept else oname
         if kept:
             pre.append(f"{oname} = np.full({self.gen.dims(out_shape)}, {init}, {dtype_text(dt)})")

@@ -43,7 +43,7 @@ import builtins
 from ..ir import sub_programs
 
 SPLIT_SIZE = 1000     # a program with more equations than this is split into parts,
-INLINE_CALLS = 32     # and so is one with more vecmath calls (codegen.vecmath_calls) than this
+INLINE_CALLS = 32     # and so is one with more vecmath calls (scalar_code.vecmath_calls) than this
 CHUNK_SIZE = 200      # equations per part of a split program
 
 GLOBALS = {"np", "numba", "math", "range", "len", "min", "max", "abs"}   # codegen.RESERVED

@@ -16,13 +16,18 @@ from ..primitives.base import export
 def _value_dependent(name, replacement):
     def fn(a, *args, **kwargs):
         if isinstance(a, Traced):
-            raise ConcretizationError(
-                f"np.{name} on a traced array{where(user_frame())}: the size of its result depends "
-                f"on the values, and funcgrad needs every shape when it traces. {replacement}")
+            value = a.known_value()        # the call's value (dynamic Python): the indices
+            if value is None:              # are integers, so nothing is lost by using it
+                raise ConcretizationError(
+                    f"np.{name} on a traced array{where(user_frame())}: the size of its result "
+                    "depends on the values, and here (fg.vmap, a loop body, an fg.cond branch) "
+                    f"one traced array stands for many. {replacement}")
+            a = value
         return getattr(np, name)(a, *args, **kwargs)
     fn.__name__ = name
-    fn.__doc__ = (f"np.{name} on plain arrays; on traced arrays a ConcretizationError (the "
-                  f"result's size depends on the values).\n\n        >>> fnp.{name}(mask)\n")
+    fn.__doc__ = (f"np.{name}: on a traced array, of its value in the call being traced (the "
+                  "result's size depends on the values; a ConcretizationError where there is "
+                  f"none).\n\n        >>> fnp.{name}(mask)\n")
     return export(name)(fn)
 
 

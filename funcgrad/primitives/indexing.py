@@ -60,11 +60,15 @@ def parse_index(shape, idx):
             spec.append(("int", int(item)))
             dim += 1
         elif _is_bool_arr(item):
-            if isinstance(item, Traced):
-                raise ConcretizationError(
-                    f"boolean mask indexing x[mask] with a traced mask{where(user_frame())}: the "
-                    "result's size would depend on the values. Use fnp.where(mask, x, 0) (or a "
-                    "masked sum) instead.")
+            if isinstance(item, Traced):       # its value in this call (dynamic Python)
+                known = item.known_value()
+                if known is None:
+                    raise ConcretizationError(
+                        f"boolean mask indexing x[mask] with a traced mask{where(user_frame())}: "
+                        "the result's size depends on the values, and here (fg.vmap, a loop "
+                        "body, an fg.cond branch) one traced mask stands for many. Use "
+                        "fnp.where(mask, x, 0) (or a masked sum) instead.")
+                item = known
             mask = np.asarray(item)
             if mask.ndim == 0:
                 spec.append(("bool", bool(mask)))

@@ -1,0 +1,102 @@
+"""Dynamic Python: what a guarded compiled call costs, and what a new path costs.
+
+    python benchmarks/dynamic.py [--quick]
+
+D1  Per-call time of small functions whose Python `if` reads a traced value, against the same
+    function written without the decision (unguarded), for fg.jit(f), fg.jit(fg.grad(f)) and
+    the hot tiered fg.grad(f): the cost of checking a guard on every call.
+D2  A `while` whose trip count depends on the value (Newton's square root): per-call time once
+    its paths are compiled, the path count, and the cost of a call that takes a new path
+    (trace + compile of that path, and trace + a kernel already in the cache) against a call
+    of a compiled path.
+
+Times are medians; the guarded and unguarded kernels do the same arithmetic, so the difference
+is the guard check (the kernel returns the decision; Python compares it).
+"""
+import os
+import sys
+import tempfile
+import time
+
+os.environ.setdefault("FUNCGRAD_CACHE_DIR", tempfile.mkdtemp(prefix="funcgrad-dynamic-bench-"))
+
+import numpy as np  # noqa: E402
+
+import funcgrad as fg  # noqa: E402
+import funcgrad.numpy as fnp  # noqa: E402
+
+QUICK = "--quick" in sys.argv
+FAILURES = []
+
+
+def median_us(fn, arg, n, repeats):
+    for _ in range(30):
+        fn(arg)
+    ts = []
+    for _ in range(repeats):
+        t = time.perf_counter()
+        for _ in range(n):
+            fn(arg)
+        ts.append((time.perf_counter() - t) / n * 1e6)
+    return float(np.median(ts))
+
+
+def guarded(x):
+    if fnp.sum(x) > 0:                       # a decision on a traced value
+        return fnp.sum(x ** 3)
+    return fnp.sum(fnp.sin(x))
+
+
+def unguarded(x):
+    return fnp.sum(x ** 3)
+
+
+def d1(n, repeats):
+    print("D1  guard check per call (x of 3 elements, the `if` branch always taken)")
+    print(f"{'transform':28s} {'guarded':>10s} {'unguarded':>10s} {'difference':>11s}")
+    x = np.array([0.5, 1.5, 0.2])
+    for name, make in (("fg.jit(f)", fg.jit), ("fg.jit(fg.grad(f))", lambda f: fg.jit(fg.grad(f))),
+                       ("fg.grad(f) (hot, tiered)", fg.grad)):
+        g, u = median_us(make(guarded), x, n, repeats), median_us(make(unguarded), x, n, repeats)
+        print(f"{name:28s} {g:8.2f}us {u:8.2f}us {g - u:+9.2f}us")
+
+
+def newton_sqrt(a):
+    x = a
+    while fnp.abs(x * x - a) > 1e-12 * a:
+        x = 0.5 * (x + a / x)
+    return x
+
+
+def d2(n, repeats):
+    print("\nD2  a `while` with a value-dependent trip count: fg.jit(fg.grad(newton_sqrt))")
+    values = [2.0, 3.0, 5.0, 7.0]                # 5-6 Newton steps each: a few distinct paths
+    jg = fg.jit(fg.grad(newton_sqrt))
+    firsts = []
+    for a in values:
+        t = time.perf_counter()
+        got = jg(a)
+        firsts.append(time.perf_counter() - t)
+        if not np.isclose(got, 0.5 / np.sqrt(a), rtol=1e-9):
+            print(f"!!!!!!!! D2 wrong derivative at {a}: {got}")
+            FAILURES.append(a)
+    paths = sum(len(e.paths) for e in jg._entries.values())
+    per_call = median_us(lambda a: jg(a), values[0], n, repeats)
+    again = fg.jit(fg.grad(newton_sqrt))         # a new function object: kernels from cache
+    t = time.perf_counter()
+    for a in values:
+        again(a)
+    cached = (time.perf_counter() - t) / len(values)
+    print(f"paths compiled for {len(values)} values: {paths}")
+    print(f"call of a compiled path (median):          {per_call:10.2f}us")
+    print(f"call taking a new path, trace + compile:   {np.median(firsts) * 1e3:10.1f}ms "
+          "(median over the values; the first includes Numba's start-up)")
+    print(f"call taking a new path, kernel in cache:   {cached * 1e3:10.1f}ms")
+
+
+if __name__ == "__main__":
+    n, repeats = (2000, 3) if QUICK else (20000, 7)
+    d1(n, repeats)
+    d2(n, repeats)
+    if FAILURES:
+        sys.exit(1)

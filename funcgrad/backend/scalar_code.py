@@ -1,0 +1,81 @@
+"""Scalar expressions of elementwise equations in generated code: which functions come from
+funcgrad's vectorisable math library (vecmath.py) and which need NumPy's exact semantics where
+Numba's scalar versions differ. Used by codegen.py's loop emitter and by split.py's size count.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..ir import sub_programs
+from .lowerings import lowering
+
+FAST_MATH = ("exp", "expm1", "log", "log1p", "sin", "cos", "tanh", "logaddexp")
+# funcgrad's own versions wherever they appear: Numba's scalar libm call is less accurate
+ACCURATE = ("cbrt",)
+
+
+# NumPy's semantics where Numba's scalar versions differ (infinities, integer division by 0
+# and of MIN by -1, 0 ** -n)
+EXACT = {("floor_divide", "f"): "_vm.floor_divide({0}, {1})",
+         ("remainder", "f"): "_vm.remainder({0}, {1})",
+         ("fmod", "i"): "_vm.fmod_int({0}, {1})", ("fmod", "u"): "_vm.fmod_int({0}, {1})",
+         ("floor_divide", "i"): "_vm.floor_divide_int({0}, {1})",
+         ("floor_divide", "u"): "_vm.floor_divide_int({0}, {1})",
+         ("remainder", "i"): "_vm.remainder_int({0}, {1})",
+         ("remainder", "u"): "_vm.remainder_int({0}, {1})",
+         ("power", "f"): "_vm.power({0}, {1})"}
+_EXACT = {name for name, _ in EXACT}
+
+
+def vecmath_calls(prog):
+    """How many equations of prog (sub-programs included) may call a vecmath function: an
+    upper bound (a sin and cos of the same value are one call)."""
+    n = 0
+    for e in prog.eqns:
+        name = e.prim.name
+        if (name in FAST_MATH and e.outputs[0].aval.ndim) or name in ACCURATE or name in _EXACT:
+            n += 1
+        n += sum(vecmath_calls(sub) for sub in sub_programs(e.params))
+    return n
+
+
+def scalar_template(e, in_loop):
+    """The scalar expression for an elementwise equation in generated code."""
+    name, dtype = e.prim.name, e.outputs[0].aval.dtype
+    kind = np.dtype(e.inputs[0].aval.dtype).kind
+    if name == "integer_pow" and e.params["y"] < 0 and dtype.kind == "f":
+        return f"(1.0 / ({{0}} ** {-e.params['y']}))"     # Numba raises on 0.0 ** -n
+    exact = EXACT.get((name, kind))
+    if exact is not None:
+        # (vecmath's float helpers compute in float64 where a literal meets a float32 value:
+        # the result, exact in float64, is rounded once to float32, as NumPy's float32 loop)
+        return f"np.float32({exact})" if dtype == np.float32 else exact
+    if name in ACCURATE and dtype.name in ("float64", "float32"):
+        return f"_vm.{name}_f{dtype.name[-2:]}({{0}})"
+    return (fast_math_template(name, dtype) if in_loop else None) or lowering(e.prim).scalar
+
+
+def fast_math_template(name, dtype):
+    """Vectorisable polynomial implementations (vecmath.py) replace libm calls inside loops;
+    they are accurate to ~1 ulp and handle every special value as NumPy does."""
+    if name not in FAST_MATH or np.dtype(dtype).name not in ("float64", "float32"):
+        return None
+    import numba
+    if numba.config.DISABLE_JIT:          # plain-Python debugging: the intrinsics cannot run
+        return None
+    args = "{0}, {1}" if name == "logaddexp" else "{0}"
+    return f"_vm.{name}_f{np.dtype(dtype).name[-2:]}({args})"
+
+
+def reduction_start(name, dtype):
+    """The identity of a reduction in `dtype` (max of bools starts at False, of ints at the
+    smallest int)."""
+    if name == "reduce_sum":
+        return 0
+    dt, top = np.dtype(dtype), name == "reduce_min"
+    if dt.kind == "b":
+        return top
+    if dt.kind in "iu":
+        info = np.iinfo(dt)
+        return info.max if top else info.min
+    return np.inf if top else -np.inf
