@@ -144,6 +144,23 @@ def test_hot_dynamic_function_stays_correct_across_branches():
     assert policy.explain(f)[("grad", 0, False)].startswith("compiled"), policy.explain(f)
 
 
+def test_hot_vjp_keeps_one_kernel_pair_per_path():
+    from funcgrad.api.jit import VjpJit
+    from funcgrad.tiering import policy
+    f = lambda x: x * 2.0 if x[0] > 0 else fnp.sin(x)
+    compiled = VjpJit(f)
+    for i in range(6):
+        x = np.array([1.0, 2.0]) * (-1.0) ** i + 0.1 * i
+        for out, f_vjp in (compiled(x), fg.vjp(f, x)):
+            np.testing.assert_allclose(out, 2 * x if x[0] > 0 else np.sin(x), rtol=1e-14)
+            np.testing.assert_allclose(f_vjp(np.ones(2))[0], 2.0 if x[0] > 0 else np.cos(x),
+                                       rtol=1e-14)
+    assert [len(p) for p in compiled._plans.values()] == [2]
+    for i in range(20):                          # hot: the tiered vjp compiles as well
+        fg.vjp(f, np.array([1.0, 2.0]) * (-1.0) ** i)
+    assert policy.explain(f)[("vjp", False)].startswith("compiled"), policy.explain(f)
+
+
 # ---- fg.jit: one kernel per path, guards checked on every call -------------------------------
 
 def test_jit_compiles_one_kernel_per_path_and_checks_its_guards():

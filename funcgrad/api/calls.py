@@ -16,7 +16,7 @@ import numpy as np
 
 from .._errors import IntegerInputError, NonScalarOutputError, SourceInfo, UnsupportedDtypeError
 from ..interpreter import eval_program
-from ..ir import Aval, Traced, aval_of
+from ..ir import Aval, Program, Traced, aval_of
 from ..primitives.base import convert
 from ..tracer import trace_flat
 from ..transforms.vjp import split_program, vjp_program
@@ -240,16 +240,21 @@ def unflatten_grads(a: Args, grads, argnums):
 
 class VjpPlan:
     """The traced vjp of f for one signature: forward program (primals -> outputs and
-    residuals) and backward program (residuals and cotangents -> input cotangents)."""
+    residuals) and backward program (residuals and cotangents -> input cotangents).
+    guards: a list that receives the decisions of Python control flow on traced values; their
+    values are then forward outputs too (after f's), for a compiled plan to check."""
 
-    def __init__(self, f, primals, has_aux, concrete=True):
+    def __init__(self, f, primals, has_aux, concrete=True, guards=None):
         self.f, self.has_aux = f, has_aux
         self.nums = tuple(range(len(primals)))
         self.args = a = Args(f, primals, {}, diff_argnums=self.nums)
-        prog, self.consts, out_tree = trace_call(f, a, concrete)
+        prog, self.consts, out_tree = trace_call(f, a, concrete, guards)
         main, aux, self.main_tree, self.aux_tree = split_out_aux(f, prog.outs, out_tree, has_aux)
+        self.n_guards = len(guards or ())
+        if self.n_guards:
+            prog = Program(prog.in_vars, prog.eqns, list(prog.outs) + [g[0] for g in guards])
         self.n_main, self.n_out = len(main), len(prog.outs)
-        ct_mask = [o.aval.is_float for o in main] + [False] * len(aux)
+        ct_mask = [o.aval.is_float for o in main] + [False] * (len(aux) + self.n_guards)
         joint = vjp_program(prog, [False] * len(self.consts) + a.diff_mask, ct_mask)
         self.fwd, self.bwd, _ = split_program(joint, len(prog.in_vars), self.n_out)
         self.out_avals = [o.aval for o in main]
@@ -274,8 +279,15 @@ class VjpPlan:
 
     def run(self, a, run_fwd, run_bwd):
         """Evaluate with the given program runners; returns (out, f_vjp[, aux])."""
-        res = run_fwd(list(self.consts) + list(a.dyn_vals))
-        outs, residuals = res[:self.n_out], res[self.n_out:]
+        return self.finish(a, run_fwd(list(self.consts) + list(a.dyn_vals)), run_bwd)
+
+    def guard_values(self, res):
+        """The guards' values among the forward program's results."""
+        return res[self.n_out - self.n_guards:self.n_out]
+
+    def finish(self, a, res, run_bwd):
+        """run() from the forward program's results."""
+        outs, residuals = res[:self.n_out - self.n_guards], res[self.n_out:]
 
         def f_vjp(ct):
             grads = run_bwd(list(residuals) + self.cotangents(ct))

@@ -512,7 +512,8 @@ def jit(f=None, *, static_argnums=(), parallel=False):
 
 class VjpJit:
     """fg.vjp compiled: per signature, the forward and backward programs become two kernels
-    (used by tiering once fg.vjp(f, ...) is hot)."""
+    (used by tiering once fg.vjp(f, ...) is hot). Where f's Python control flow reads traced
+    values, one plan per path, as in JitFunction: the forward kernel returns the guards."""
 
     def __init__(self, f, has_aux=False):
         self.f, self.has_aux, self._plans = f, has_aux, {}
@@ -521,15 +522,25 @@ class VjpJit:
         from ..backend.compile import compile_program
         a = Args(self.f, primals, {}, diff_argnums=tuple(range(len(primals))))
         sig = (tuple(a.trees), tuple(a.avals()))
-        hit = self._plans.get(sig)
-        if hit is None:
-            plan = VjpPlan(self.f, primals, self.has_aux, concrete=False)
-            if plan.consts:
-                raise TypeError("vjp of a function that closes over traced values is not compiled")
-            kernels = [_Entry(compile_program(prepare(p)), None, p.in_avals, p.out_avals)
-                       for p in (plan.fwd, plan.bwd)]
-            hit = self._plans[sig] = (plan, kernels)
-        plan, (fwd, bwd) = hit
+        paths = self._plans.setdefault(sig, [])
+        for k, (plan, fwd, bwd, expected) in enumerate(paths):
+            try:
+                res = fwd.run(list(plan.consts) + list(a.dyn_vals))
+            except _STALE:
+                continue
+            if all(_holds(r, v, kind) for r, (v, kind) in zip(plan.guard_values(res), expected)):
+                if k:
+                    paths.insert(0, paths.pop(k))
+                return plan.finish(a, res, bwd.run)
+        guards = []
+        plan = VjpPlan(self.f, primals, self.has_aux, guards=guards)
+        if plan.consts:
+            raise TypeError("vjp of a function that closes over traced values is not compiled")
+        if len(paths) >= MAX_PATHS:          # (tiering then interprets this signature)
+            raise FuncgradError(_too_many_paths(self.f))
+        fwd, bwd = (_Entry(compile_program(prepare(p)), None, p.in_avals, p.out_avals)
+                    for p in (plan.fwd, plan.bwd))
+        paths.insert(0, (plan, fwd, bwd, [(value, kind) for _, value, kind, _ in guards]))
         return plan.run(a, fwd.run, bwd.run)
 
 
