@@ -108,22 +108,14 @@ class Trace:
             return None
         if var.id in self.known:
             return self.known[var.id]
-        need, todo = set(), [var]
-        while todo:                             # the equations var depends on, not known yet
-            v = todo.pop()
-            if v.id in self.known:
-                continue
-            k = self.made_by.get(v.id)
-            if k is None:                       # an input: from the caller or an outer trace
-                x = self.sources.get(v.id)
-                if isinstance(x, Traced):
-                    x = x._trace.value_of(x._var) if isinstance(x, Tracer) else None
-                if x is None:
-                    return None
-                self.known[v.id] = np.asarray(x)
-            elif k not in need:
-                need.add(k)
-                todo += [i for i in self.eqns[k].inputs if isinstance(i, Var)]
+        need, inputs = self._cone(var, self.known)     # the equations not computed yet
+        for v in inputs:                        # an input: from the caller or an outer trace
+            x = self.sources.get(v.id)
+            if isinstance(x, Traced):
+                x = x._trace.value_of(x._var) if isinstance(x, Tracer) else None
+            if x is None:
+                return None
+            self.known[v.id] = np.asarray(x)
         with ir.no_trace(), np.errstate(all="ignore"):    # the real run warns, not this one
             for k in sorted(need):
                 e = self.eqns[k]
@@ -143,28 +135,33 @@ class Trace:
         if isinstance(outer, Tracer):
             outer._trace.add_guard(outer._var, value, kind, src)
 
-    def lift(self, var):
-        """var recomputed from this trace's sources: a tracer of the innermost enclosing trace
-        they come from, or a plain value when it depends on no enclosing tracer."""
-        cone, todo = set(), [var]
+    def _cone(self, var, known=()):
+        """(indices of the equations var depends on, the inputs it depends on), stopping at
+        the variables in `known`."""
+        eqns, inputs, seen, todo = set(), [], set(), [var]
         while todo:
             v = todo.pop()
+            if v.id in known or v.id in seen:
+                continue
+            seen.add(v.id)
             k = self.made_by.get(v.id)
-            if k is not None and k not in cone:
-                cone.add(k)
+            if k is None:
+                inputs.append(v)
+            elif k not in eqns:
+                eqns.add(k)
                 todo += [i for i in self.eqns[k].inputs if isinstance(i, Var)]
-        env, traces = {}, []
-        for e in (self.eqns[k] for k in cone):
-            for i in e.inputs:
-                if isinstance(i, Var) and i.id not in self.made_by:
-                    x = env[i.id] = self.sources.get(i.id)
-                    if isinstance(x, Tracer) and x._trace.active:
-                        traces.append(x._trace)
-        if var.id not in self.made_by:
-            x = self.sources.get(var.id)
-            return x if isinstance(x, Tracer) and x._trace.active else None
+        return eqns, inputs
+
+    def lift(self, var):
+        """var recomputed from this trace's sources: a tracer of the innermost enclosing trace
+        they come from, or None when it depends on no enclosing tracer."""
+        cone, inputs = self._cone(var)
+        env = {v.id: self.sources.get(v.id) for v in inputs}
+        traces = [x._trace for x in env.values() if isinstance(x, Tracer) and x._trace.active]
         if not traces:
             return None
+        if not cone:                            # var is an input: its source
+            return env[var.id]
         stack = ir._state.stack
         outer = max(traces, key=lambda t: stack.index(t) if t in stack else -1)
         for k in sorted(cone):

@@ -87,6 +87,9 @@ def test_traced_integers_as_bounds_indices_and_sizes():
                                np.roll(x, 2) + np.roll(x, -2))
     masked = fg.jit(fg.grad(lambda x: fnp.sum(x[x > 0] ** 2)))     # a mask: one path each
     for y in (x, -x, x):
+        got = masked(y)
+        np.testing.assert_allclose(got, np.where(y > 0, 2 * y, 0.0))
+        got[:] = -1.0                            # (the fast path's own result)
         np.testing.assert_allclose(masked(y), np.where(y > 0, 2 * y, 0.0))
 
 
@@ -183,6 +186,8 @@ def test_jit_compiles_one_kernel_per_path_and_checks_its_guards():
             value, grad = jg(x)
             np.testing.assert_allclose(value, want[0], rtol=1e-14)
             np.testing.assert_allclose(grad, want[1], rtol=1e-14)
+            grad[:] = 99.0                       # results are the caller's: nothing else moves
+            np.testing.assert_allclose(jg(x)[1], want[1], rtol=1e-14)
         if rounds == 0:
             first = len(traces)
     assert len(traces) == first, "a path seen before was traced again"

@@ -363,6 +363,11 @@ def _holds(got, value, kind):
     return np.array_equal(got, value)
 
 
+def _all_hold(got, expected):
+    """Whether the guards' values `got` are the (value, kind) pairs a path was traced with."""
+    return all(_holds(r, v, kind) for r, (v, kind) in zip(got, expected))
+
+
 _MISS = object()        # no compiled path's guards held
 # what a kernel of a path not taken may raise where the right path would not
 _STALE = (FuncgradError, ArithmeticError, IndexError, ValueError)
@@ -377,7 +382,7 @@ def _fast_path(entry, n_out, expected):
                 res = entry.run(args)
             except _STALE:
                 return _MISS
-            if all(_holds(r, v, kind) for r, (v, kind) in zip(res[n_out:], expected)):
+            if _all_hold(res[n_out:], expected):
                 return tree_unflatten(entry.out_tree, res[:n_out])
             return _MISS
         return general
@@ -425,7 +430,7 @@ class _Paths:
                 res = entry.run(vals)
             except _STALE:
                 continue          # a path not taken may fail where the right one does not
-            if all(_holds(r, v, kind) for r, (v, kind) in zip(res[n_out:], expected)):
+            if _all_hold(res[n_out:], expected):
                 if k:
                     self.paths.insert(0, self.paths.pop(k))
                 return tree_unflatten(entry.out_tree, res[:n_out])
@@ -528,7 +533,7 @@ class VjpJit:
                 res = fwd.run(list(plan.consts) + list(a.dyn_vals))
             except _STALE:
                 continue
-            if all(_holds(r, v, kind) for r, (v, kind) in zip(plan.guard_values(res), expected)):
+            if _all_hold(plan.guard_values(res), expected):
                 if k:
                     paths.insert(0, paths.pop(k))
                 return plan.finish(a, res, bwd.run)
