@@ -425,26 +425,18 @@ class _Paths:
                               _fast_path(entry, n_out, expected)))
 
     def run(self, vals):
-        for k, (entry, n_out, expected, _, _) in enumerate(self.paths):
-            try:
-                res = entry.run(vals)
-            except _STALE:
-                continue          # a path not taken may fail where the right one does not
-            if _all_hold(res[n_out:], expected):
-                if k:
-                    self.paths.insert(0, self.paths.pop(k))
-                return tree_unflatten(entry.out_tree, res[:n_out])
-        return _MISS
-
-    def fast(self, args):
-        """run() for arguments the dispatch key let through (arrays and plain scalars)."""
+        """f's outputs from the first path whose guards hold (tried most recently useful
+        first), else _MISS. vals: the traced leaves (arrays, and plain scalars where the
+        kernel takes them), as the dispatch fast path passes them too."""
         for k, path in enumerate(self.paths):
-            out = path[4](args)
+            out = path[4](vals)
             if out is not _MISS:
                 if k:
                     self.paths.insert(0, self.paths.pop(k))
                 return out
         return _MISS
+
+    fast = run
 
     def changed(self, guards):
         """The user line of the first decision that differs from the latest path's."""

@@ -18,24 +18,26 @@ from ..primitives.reductions import _count, _kept_shape, _plain, argsort, max, m
 from ..primitives.shape import ravel, take_along_axis
 
 
+def _truth(np_fn, reduce, a, axis, keepdims):
+    """np.all / np.any: on a traced array the min / max of its truth values; an empty one
+    gives NumPy's identity (True / False) with nothing to reduce over."""
+    if not isinstance(a, Traced):
+        return np_fn(a, axis=axis, keepdims=keepdims)
+    if aval_of(a).size == 0:
+        return np_fn(np.zeros(aval_of(a).shape, bool), axis=axis, keepdims=keepdims)
+    return reduce(convert(a, bool), axis=axis, keepdims=keepdims)
+
+
 @export()
 def all(a, axis=None, out=None, keepdims=False):
     """np.all."""
-    if not isinstance(a, Traced):
-        return np.all(a, axis=axis, keepdims=keepdims)
-    if aval_of(a).size == 0:            # nothing to reduce over: NumPy's identity, True
-        return np.all(np.zeros(aval_of(a).shape, bool), axis=axis, keepdims=keepdims)
-    return min(convert(a, bool), axis=axis, keepdims=keepdims)
+    return _truth(np.all, min, a, axis, keepdims)
 
 
 @export()
 def any(a, axis=None, out=None, keepdims=False):
     """np.any."""
-    if not isinstance(a, Traced):
-        return np.any(a, axis=axis, keepdims=keepdims)
-    if aval_of(a).size == 0:            # nothing to reduce over: NumPy's identity, False
-        return np.any(np.zeros(aval_of(a).shape, bool), axis=axis, keepdims=keepdims)
-    return max(convert(a, bool), axis=axis, keepdims=keepdims)
+    return _truth(np.any, max, a, axis, keepdims)
 
 
 def _mean_dtype(dtype):
