@@ -9,9 +9,13 @@ D2  A `while` whose trip count depends on the value (Newton's square root): per-
     its paths are compiled, the path count, and the cost of a call that takes a new path
     (trace + compile of that path, and trace + a kernel already in the cache) against a call
     of a compiled path.
+D3  Calls that alternate between two compiled paths (an `if` before matrix products): each
+    call first tries the other path's kernel, which returns as soon as its decision fails;
+    the pair against the two paths called alone.
 
 Times are medians; the guarded and unguarded kernels do the same arithmetic, so the difference
-is the guard check (the kernel returns the decision; Python compares it).
+is the guard check (the kernel checks the decision where it computes it, returns early when
+it fails, and returns it; Python compares it).
 """
 import os
 import sys
@@ -94,9 +98,32 @@ def d2(n, repeats):
     print(f"call taking a new path, kernel in cache:   {cached * 1e3:10.1f}ms")
 
 
+def products(A, x):
+    B = A @ A @ A if fnp.sum(x) > 0 else A.T @ A
+    return B @ x
+
+
+def d3(repeats):
+    print("\nD3  calls alternating between two compiled paths (fg.jit(products), A 300x300)")
+    A, x = np.random.default_rng(0).random((300, 300)), np.ones(300)
+    jf = fg.jit(products)
+    jf(A, x), jf(A, -x)
+    n = 10 if QUICK else 40
+
+    def pair(_):
+        jf(A, x)
+        jf(A, -x)
+    alone = sum(median_us(lambda s: jf(A, s), s, n, repeats) for s in (x, -x))
+    both = median_us(pair, None, n, repeats)
+    print(f"the two paths called alone, summed:  {alone / 1e3:8.3f}ms")
+    print(f"the two called alternately (a pair): {both / 1e3:8.3f}ms "
+          f"(each call first tries the other path: {(both - alone) / 2:+.1f}us per call)")
+
+
 if __name__ == "__main__":
     n, repeats = (2000, 3) if QUICK else (20000, 7)
     d1(n, repeats)
     d2(n, repeats)
+    d3(repeats)
     if FAILURES:
         sys.exit(1)

@@ -195,6 +195,34 @@ def test_jit_compiles_one_kernel_per_path_and_checks_its_guards():
     assert len(paths.paths) == 3                 # xs[0] and xs[3] take the same path
 
 
+def test_a_kernel_returns_as_soon_as_one_of_its_decisions_fails():
+    """Each path's kernel checks its `if` where the predicate is computed and returns at once
+    when it comes out otherwise: a call that takes another path does not pay for this one's
+    work (here the matrix products), and results stay those of the path taken."""
+    def f(A, x):
+        B = A @ A if fnp.sum(x) > 0 else A.T @ A
+        return B @ x
+    A, x = np.arange(9.0).reshape(3, 3) / 10, np.array([1.0, -2.0, 3.0])
+    for jf in (fg.jit(f), fg.jit(fg.grad(lambda A, x: fnp.sum(f(A, x) ** 2), argnums=1))):
+        for s in (1.0, -1.0, 1.0, -1.0):
+            B = A @ A if np.sum(s * x) > 0 else A.T @ A
+            want = B @ (s * x) if jf.f is f else 2 * B.T @ (B @ (s * x))
+            np.testing.assert_allclose(jf(A, s * x), want, rtol=1e-14)
+        (paths,) = jf._entries.values()
+        for entry, *_ in paths.paths:
+            source = entry.compiled.source
+            assert source.index("a guard failed") < source.index("np.dot"), source
+    from funcgrad.api.jit import VjpJit
+    compiled = VjpJit(f)
+    for s in (1.0, -1.0, 1.0):
+        out, f_vjp = compiled(A, s * x)
+        B = A @ A if s > 0 else A.T @ A
+        np.testing.assert_allclose(out, B @ (s * x), rtol=1e-14)
+        np.testing.assert_allclose(f_vjp(np.ones(3))[1], B.T @ np.ones(3), rtol=1e-14)
+    for _plan, fwd, _bwd, _ in next(iter(compiled._plans.values())):
+        assert "a guard failed" in fwd.compiled.source
+
+
 def test_past_the_path_limit_calls_run_interpreted_with_one_warning(monkeypatch):
     monkeypatch.setattr(sys.modules["funcgrad.api.jit"], "MAX_PATHS", 2)
 

@@ -310,8 +310,8 @@ class JitFunction:
         """(the entry for a's signature, the results of this call)."""
         from ..backend.compile import compile_program
         prog, consts, out_tree, n_out, guards = self._trace(a)
-        entry = _Entry(compile_program(prog, self.parallel), out_tree, prog.in_avals,
-                       prog.out_avals)
+        entry = _Entry(compile_program(prog, self.parallel, _exits(n_out, guards)), out_tree,
+                       prog.in_avals, prog.out_avals)
         out = _first_run(entry, a.dyn_vals, self.f)     # Numba compiles on the first call
         if not guards:
             return entry, tree_unflatten(out_tree, out)
@@ -335,8 +335,8 @@ class JitFunction:
                 warn_at(paths.changed(guards), _too_many_paths(self.f))
             out = eval_program(prog, *consts, *a.dyn_vals)[:n_out]
             return tree_unflatten(out_tree, [to_numpy(o) for o in out])
-        entry = _Entry(compile_program(prog, self.parallel), out_tree, prog.in_avals,
-                       prog.out_avals)
+        entry = _Entry(compile_program(prog, self.parallel, _exits(n_out, guards)), out_tree,
+                       prog.in_avals, prog.out_avals)
         out = _first_run(entry, a.dyn_vals, self.f)
         paths.add(entry, n_out, guards)
         return tree_unflatten(out_tree, out[:n_out])
@@ -355,6 +355,13 @@ def _too_many_paths(f):
             "`if`, fg.while_loop or fg.fori_loop for a loop whose trip count depends on the "
             "values, fnp.where for an elementwise choice (or raise the limit with "
             "FUNCGRAD_JIT_MAX_PATHS).")
+
+
+def _exits(first, guards):
+    """The guards a kernel checks itself, returning early when one fails: the truth values
+    (`if`, `while`, and/or/not), as (output index, value) from output `first` on."""
+    return tuple((first + k, bool(value)) for k, (_, value, kind, _) in enumerate(guards)
+                 if kind == "bool")
 
 
 def _holds(got, value, kind):
@@ -535,8 +542,9 @@ class VjpJit:
             raise TypeError("vjp of a function that closes over traced values is not compiled")
         if len(paths) >= MAX_PATHS:          # (tiering then interprets this signature)
             raise FuncgradError(_too_many_paths(self.f))
-        fwd, bwd = (_Entry(compile_program(prepare(p)), None, p.in_avals, p.out_avals)
-                    for p in (plan.fwd, plan.bwd))
+        exits = _exits(plan.n_out - plan.n_guards, guards)
+        fwd, bwd = (_Entry(compile_program(prepare(p), exits=x), None, p.in_avals, p.out_avals)
+                    for p, x in ((plan.fwd, exits), (plan.bwd, ())))
         paths.insert(0, (plan, fwd, bwd, [(value, kind) for _, value, kind, _ in guards]))
         return plan.run(a, fwd.run, bwd.run)
 

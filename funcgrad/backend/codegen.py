@@ -86,8 +86,12 @@ PARALLEL_MIN_SIZE = 1 << 15   # smaller loops are not worth starting threads for
 
 
 class Generator:
-    def __init__(self, prog: Program, name="kernel", parallel=False):
+    def __init__(self, prog: Program, name="kernel", parallel=False, exits=()):
         self.prog, self.fn_name, self.parallel = prog, name, parallel
+        # var id -> the truth value a path was traced with: the kernel returns as soon as the
+        # decision comes out otherwise (api/jit.py; the caller sees the guard fail)
+        self.exits = {prog.outs[k].id: want for k, want in exits
+                      if isinstance(prog.outs[k], Var) and prog.outs[k].aval.ndim == 0}
         printer = _Printer(source_info=False)
         printer.program(prog, 0)
         self.names = {vid: (n + "_" if n in RESERVED else n) for vid, n in printer.names.items()}
@@ -172,11 +176,16 @@ class Generator:
     def emit_program(self, prog):
         """The equations of prog (the kernel, or a loop body / branch at the current depth);
         in parts (split.py) when the program is large."""
-        order = partition(prog)
+        order = partition(prog, self.exits if prog is self.prog else ())
         need = materialized(prog, order)
         if not (self.large and split.weight(prog, self.weights) > split.CHUNK_SIZE):
+            exits = self.exits if prog is self.prog else {}
             for g in order:
                 self.emit_group(g, need)
+                for e in g.eqns if exits else ():
+                    for v in e.outputs:
+                        if v.id in exits:
+                            self.exit(v, exits.pop(v.id))
             return
         units = [split.Unit(self.capture(self.emit_group, g, need),
                             sum(split.eqn_weight(e, self.weights) for e in g.eqns)) for g in order]
@@ -223,6 +232,22 @@ class Generator:
         args = [self.names[v.id] for v in self.prog.in_vars] + [f"const{i}" for i in range(len(self.consts))]
         header = f"def {self.fn_name}({', '.join(args)}):"
         return "\n".join(self.helpers + [header] + body.lines) + "\n"
+
+    def exit(self, v, want):
+        """`if <the decision came out otherwise>: return` (a failed guard), with placeholders
+        of the right types for the results not computed yet."""
+        outs = []
+        for o in self.prog.outs:
+            if isinstance(o, Lit) or o.id == v.id:
+                outs.append(self.name(o))
+            elif o.aval.ndim == 0:
+                dt = o.aval.dtype
+                outs.append(f"{dtype_text(dt)}(0)" if dt.kind == "c" else literal(0, dt))
+            else:
+                outs.append(f"np.empty({(0,) * o.aval.ndim}, {dtype_text(o.aval.dtype)})")
+        test = f"not {self.name(v)}" if want else self.name(v)
+        self.src.emit(f"if {test}:     # a guard failed: another path")
+        self.src.emit("    return (" + "".join(o + ", " for o in outs) + ")")
 
     def statement(self, e):
         outs = [self.names[v.id] for v in e.outputs]

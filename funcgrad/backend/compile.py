@@ -47,8 +47,8 @@ class Compiled:
             raise KeyboardInterrupt from None
 
 
-def generate(prog, name="kernel", parallel=False):
-    gen = Generator(prog, name, parallel)
+def generate(prog, name="kernel", parallel=False, exits=()):
+    gen = Generator(prog, name, parallel, exits)
     return gen, gen.generate()
 
 
@@ -93,16 +93,18 @@ def tune_allocator():
         pass
 
 
-def compile_program(prog, parallel=False) -> Compiled:
+def compile_program(prog, parallel=False, exits=()) -> Compiled:
     """Lower `prog` to source and compile it (or reuse an identical kernel). Programs with
-    dtypes Numba cannot compute in (float16, long double) run in the interpreter instead."""
+    dtypes Numba cannot compute in (float16, long double) run in the interpreter instead.
+    exits: (output index, truth value) pairs, guards the kernel returns early on when they
+    come out otherwise (codegen.Generator.exit)."""
     tune_allocator()
     dtypes = {v.aval.dtype for v in prog.in_vars} | {
         v.aval.dtype for e in prog.eqns for v in e.outputs}
     bad = sorted(d.name for d in dtypes if _uncompilable(d))
     if bad:
         return _interpreted(prog, f"dtype {', '.join(bad)}")
-    gen, source = generate(prog, parallel=parallel)
+    gen, source = generate(prog, parallel=parallel, exits=exits)
     text = cache.module_text(source, gen.impls)     # None: helpers not writable as literals
     key = (text, bool(parallel))
     fn = cache.kernels.get_or_make(

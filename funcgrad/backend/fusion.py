@@ -62,10 +62,10 @@ def loop_shape(e):
 
 
 class Group:
-    __slots__ = ("id", "shape", "eqns", "deps", "reduced", "scatter_add")
+    __slots__ = ("id", "shape", "eqns", "deps", "reduced", "scatter_add", "early")
 
-    def __init__(self, gid, shape, eqn):
-        self.id, self.shape, self.eqns = gid, shape, [eqn]
+    def __init__(self, gid, shape, eqn, early=False):
+        self.id, self.shape, self.eqns, self.early = gid, shape, [eqn], early
         self.deps: set[int] = set()          # ids of groups this one reads from directly
         self.reduced: set[int] = set()       # var ids produced by reductions/scatters here
         self.scatter_add: dict[int, bool] = {}   # var id -> produced by a scatter-add here
@@ -116,24 +116,28 @@ def _can_join(groups, g, e, in_groups, shape, uses):
     return all(h == g.id or not _reaches(groups, h, g.id) for h in in_groups)
 
 
-def partition(prog: Program):
-    """Groups in an order that respects their dependencies."""
+def partition(prog: Program, early=()):
+    """Groups in an order that respects their dependencies. early: ids of variables to compute
+    as soon as possible (a kernel's guards, codegen.Generator.exit): the equations they depend
+    on are fused only among themselves and come first."""
     groups: list[Group] = []
     owner: dict[int, int] = {}
     uses = use_counts(prog)
+    cone = _cone(prog, early) if early else set()
     for e in prog.eqns:
         in_groups = {owner[v.id] for v in e.inputs if isinstance(v, Var) and v.id in owner}
-        shape = loop_shape(e)
+        shape, soon = loop_shape(e), id(e) in cone
         chosen = None
         if shape is not None:
             producers = sorted(in_groups, reverse=True)
             recent = [g.id for g in groups[-SIBLING_WINDOW:]][::-1]
             for gid in producers + [r for r in recent if r not in in_groups]:
-                if _can_join(groups, groups[gid], e, in_groups, shape, uses):
+                if groups[gid].early == soon and _can_join(groups, groups[gid], e, in_groups,
+                                                           shape, uses):
                     chosen = groups[gid]
                     break
         if chosen is None:
-            chosen = Group(len(groups), shape, e)
+            chosen = Group(len(groups), shape, e, soon)
             groups.append(chosen)
         else:
             chosen.eqns.append(e)
@@ -147,24 +151,35 @@ def partition(prog: Program):
     return _schedule(groups)
 
 
+def _cone(prog, var_ids):
+    """id()s of the equations the variables var_ids depend on."""
+    need, cone = set(var_ids), set()
+    for e in reversed(prog.eqns):
+        if any(v.id in need for v in e.outputs):
+            cone.add(id(e))
+            need.update(v.id for v in e.inputs if isinstance(v, Var))
+    return cone
+
+
 def _schedule(groups):
-    """Topological order of the group graph, earliest-created first among the ready ones."""
+    """Topological order of the group graph, earliest-created first among the ready ones
+    (groups marked early first)."""
     import heapq
     users: dict[int, list[int]] = {g.id: [] for g in groups}
     pending = {g.id: len(g.deps) for g in groups}
     for g in groups:
         for d in g.deps:
             users[d].append(g.id)
-    ready = [g.id for g in groups if not g.deps]
+    ready = [(not g.early, g.id) for g in groups if not g.deps]
     heapq.heapify(ready)
     order = []
     while ready:
-        gid = heapq.heappop(ready)
+        _, gid = heapq.heappop(ready)
         order.append(groups[gid])
         for u in users[gid]:
             pending[u] -= 1
             if pending[u] == 0:
-                heapq.heappush(ready, u)
+                heapq.heappush(ready, (not groups[u].early, u))
     assert len(order) == len(groups), "internal error: fusion produced a dependency cycle"
     return order
 
