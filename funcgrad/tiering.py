@@ -535,7 +535,7 @@ class _Tier:
                 return jitted, None
             self.pending.add(sig)
             threading.Thread(target=self._warm, args=(sig, state, jitted, args, kwargs),
-                             daemon=True).start()
+                             daemon=True, name="funcgrad-tiering-compile").start()
         return None, _Watch(sig)
 
     def observe(self, watch):
@@ -586,24 +586,24 @@ class _Tier:
 
 
 # ---- long loops met while interpreting -----------------------------------------------------
-# The interpreter spends about 2 us per equation per step of a loop; compiling a loop takes a
-# fraction of a second. A loop whose interpreted work would pass LOOP_COMPILE_SECONDS is
-# compiled and run native instead, even from an un-jitted fg.grad (the rest of the program stays
-# interpreted). FUNCGRAD_LOOP_COMPILE_SECONDS=0 turns this off; fg.disable_jit() does too.
-# The loop primitives ask `compile_loop`; api/jit.py installs the compiler.
+# Interpreting costs about 2 us per equation per loop step, compiling a loop a fraction of a
+# second: a loop whose interpreted work would pass LOOP_COMPILE_SECONDS runs compiled, even in
+# an un-jitted fg.grad (never with FUNCGRAD_LOOP_COMPILE_SECONDS=0 or in fg.disable_jit()).
 LOOP_COMPILE_SECONDS = float(os.environ.get("FUNCGRAD_LOOP_COMPILE_SECONDS", "0.5"))
 EQN_SECONDS = 2e-6
 _loop_compiler = [None]
+LATER = object()    # compile_loop's answer: keep interpreting, ask again after another budget
 
 
 def set_loop_compiler(compile_and_run):
-    """Install `compile_and_run(prim, args, params) -> outputs or None` (done by api/jit.py)."""
+    """Install `compile_and_run(prim, args, params) -> outputs, None or LATER` (api/jit.py)."""
     _loop_compiler[0] = compile_and_run
 
 
 def compile_loop(prim, args, params):
-    """The outputs of the loop equation prim[params](*args) computed by a compiled kernel, or
-    None when that is off or not possible (the caller keeps interpreting)."""
+    """The outputs of the loop equation prim[params](*args) computed by a compiled kernel; None
+    when that is off or not possible (keep interpreting), LATER (keep interpreting, ask again:
+    fg.jit's first call while its kernel compiles, api/background.py)."""
     run = _loop_compiler[0]
     if run is None or LOOP_COMPILE_SECONDS <= 0:
         return None
@@ -611,7 +611,7 @@ def compile_loop(prim, args, params):
 
 
 def loop_is_long(steps, eqns_per_step):
-    """Whether interpreting `steps` steps of a body this size would pass the budget."""
+    """Whether interpreting `steps` steps of a body this size passes the budget."""
     return steps * eqns_per_step * EQN_SECONDS > LOOP_COMPILE_SECONDS
 
 

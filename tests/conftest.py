@@ -8,6 +8,10 @@ import pytest
 # Compiled kernels of the test run go to a private directory, not the user's cache (set
 # FUNCGRAD_CACHE_DIR yourself to reuse kernels between runs).
 os.environ.setdefault("FUNCGRAD_CACHE_DIR", tempfile.mkdtemp(prefix="funcgrad-test-cache-"))
+# fg.jit compiles on the first call here, so that tests see kernels where they call them and
+# no interpretation runs beside each compile; tests/test_background.py tests what users get by
+# default (the first call answered by the interpreter while a thread compiles).
+os.environ.setdefault("FUNCGRAD_JIT_BACKGROUND", "0")
 
 from funcgrad.testing import check_grads  # noqa: F401  (re-exported for tests)
 

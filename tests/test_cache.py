@@ -41,7 +41,8 @@ print("RESULT", "ok" if ok else "WRONG", dt, hits)
 
 def _run(cache_dir, pre="pass", **env):
     e = {k: v for k, v in os.environ.items() if not k.startswith(("FUNCGRAD_", "NUMBA_"))}
-    e.update(FUNCGRAD_CACHE_DIR=str(cache_dir), FUNCGRAD_CACHE_DEBUG="1", **env)
+    e.update(FUNCGRAD_CACHE_DIR=str(cache_dir), FUNCGRAD_CACHE_DEBUG="1", FUNCGRAD_JIT_BACKGROUND="0",
+             **env)
     res = subprocess.run([sys.executable, "-c", CODE.format(pre=pre)], env=e, capture_output=True,
                          text=True, cwd=os.path.dirname(str(cache_dir)), timeout=120)
     assert res.returncode == 0, res.stderr

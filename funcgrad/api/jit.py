@@ -21,11 +21,13 @@ from .._errors import (FuncgradError, KernelInterrupted, add_location, array_mem
                        loop_memory_error, warn_at)
 from ..interpreter import eval_program
 from ..ir import Program, Traced, aval_of, sub_programs
-from ..tiering import set_loop_compiler, value_key
+from ..tiering import LATER, set_loop_compiler, value_key
 from ..tracer import trace_flat
 from ..backend.scalarize import scalarize
 from ..transforms.simplify import simplify
 from ..tree_util import tree_flatten, tree_unflatten
+from .background import (Pending, UseKernel, allowed, in_first_call, interpret_first,
+                         kernel_ready)
 from .calls import Args, VjpPlan, evaluate, to_numpy, trace_call
 
 def prepare(prog):
@@ -208,15 +210,21 @@ def _check_static_argnums(f, static_argnums):
 
 
 MAX_SIGNATURES = int(os.environ.get("FUNCGRAD_JIT_MAX_SIGNATURES", "32"))
+# The first call of a signature answers from the interpreter while its kernel compiles in a
+# thread (background.py); FUNCGRAD_JIT_BACKGROUND=0 compiles on the first call instead
+BACKGROUND = os.environ.get("FUNCGRAD_JIT_BACKGROUND", "1") != "0"
 
 
 class JitFunction:
     """A function compiled per signature; see `jit`."""
 
-    def __init__(self, f, static_argnums=(), parallel=False):
+    def __init__(self, f, static_argnums=(), parallel=False, background=None):
         self.f = f
         self.static_argnums = _check_static_argnums(f, static_argnums)
         self.parallel = parallel
+        # first call of a signature: answered by the interpreter while its kernel compiles in
+        # a thread (background.py); None: FUNCGRAD_JIT_BACKGROUND (default on)
+        self.background = background
         self._entries: dict = {}
         self._fast: dict = {}
         functools.update_wrapper(self, f, updated=())
@@ -263,13 +271,21 @@ class JitFunction:
         sig = self._signature(a)
         entry = self._entries.get(sig)
         if entry is None:
-            entry, first = self._compile(a)
             key = _fast_key(args)
             if (key is None or kwargs or self.static_argnums or len(a.dyn_vals) != len(args)
-                    or a.converted or entry.fast is None):
+                    or a.converted):
                 key = None
-            self._remember(sig, entry, key)
-            return first
+            if (self.background if self.background is not None else BACKGROUND) and allowed():
+                first = self._start(sig, a, key)
+                if first is not _MISS:
+                    return first
+                entry = self._entries[sig]
+            else:
+                entry, first = self._compile(a)
+                self._remember(sig, entry, key if entry.fast is not None else None)
+                return first
+        if isinstance(entry, Pending):
+            entry = self._finish(sig, entry)
         entry.hot = True
         if isinstance(entry, _Paths):
             return self._guarded(entry, a)
@@ -305,6 +321,47 @@ class JitFunction:
         prog = prepare(prog)
         _check_sizes(prog)
         return prog, consts, out_tree, n_out, guards
+
+    def _start(self, sig, a, key):
+        """The first call of a signature: its kernel compiled in a thread (background.py), the
+        results of this call from the interpreter meanwhile (_MISS: it holds a loop too long
+        to interpret; the signature's entry is then the kernel, waited for)."""
+        prog, consts, out_tree, n_out, guards = self._trace(a)
+        vals = list(a.dyn_vals)
+
+        def build():
+            from ..backend.compile import compile_program
+            entry = _Entry(compile_program(prog, self.parallel, _exits(n_out, guards)),
+                           out_tree, prog.in_avals, prog.out_avals)
+            try:
+                entry.compiled.precompile([_scalar(v) if s else v
+                                           for v, s in zip(vals, entry.scalar_in)])
+            except Exception as exc:
+                err = _numba_error(entry, exc, self.f)
+                if err is exc:
+                    raise
+                raise err from None
+            if not guards:
+                return entry
+            paths = _Paths()
+            paths.add(entry, n_out, guards)
+            return paths
+        pending = Pending(build, key)
+        self._remember(sig, pending, None)
+        out = interpret_first(prog, [*consts, *vals], pending)
+        if out is None:
+            self._finish(sig, pending)
+            return _MISS
+        return tree_unflatten(out_tree, [to_numpy(o) for o in out[:n_out]])
+
+    def _finish(self, sig, pending):
+        """The entry a background compile made for sig, waited for, in pending's place."""
+        entry = pending.join()
+        key = pending.key if entry.fast is not None else None
+        if self._entries.get(sig) is pending:
+            self._entries.pop(sig)
+        self._remember(sig, entry, key)
+        return entry
 
     def _compile(self, a):
         """(the entry for a's signature, the results of this call)."""
@@ -478,27 +535,35 @@ def _first_run(entry, vals, f):
     try:
         return entry.run(vals)
     except Exception as exc:
-        from numba.core.errors import NumbaError
-        if not isinstance(exc, NumbaError):
+        err = _numba_error(entry, exc, f)
+        if err is exc:
             raise
-        lines = entry.compiled.source.splitlines()
-        message = re.sub(r"\x1b\[[0-9;]*m", "", str(exc))          # Numba colours its text
-        hit = [int(n) - 1 for n in re.findall(r"funcgrad-kernel-[0-9a-f]+>?\"?, line (\d+)", message)]
-        hit += [i for name in re.findall(r"name '(\w+)'", message)
-                for i, ln in enumerate(lines) if re.search(rf"\b{name}\b", ln)][:1]
-        where_ = ""
-        if hit:
-            k = min(hit[-1], len(lines) - 1)
-            comment = next((ln.strip() for ln in reversed(lines[:k + 1]) if ln.strip().startswith("#")), "")
-            where_ = f" The failing generated line is {lines[k].strip()!r}, from {comment!r}."
-        raise FuncgradError(
-            f"Numba could not compile the program of {getattr(f, '__name__', f)}.{where_} "
-            "This is a funcgrad bug: please report it with the source from "
-            "fg.jit(f).lower(*args).source. Meanwhile `with fg.disable_jit():` runs the same "
-            f"program in the interpreter.\nNumba said: {message[:2000]}") from None
+        raise err from None
 
 
-def jit(f=None, *, static_argnums=(), parallel=False):
+def _numba_error(entry, exc, f):
+    """exc, or for a Numba compilation failure funcgrad's error saying where it came from."""
+    from numba.core.errors import NumbaError
+    if not isinstance(exc, NumbaError):
+        return exc
+    lines = entry.compiled.source.splitlines()
+    message = re.sub(r"\x1b\[[0-9;]*m", "", str(exc))          # Numba colours its text
+    hit = [int(n) - 1 for n in re.findall(r"funcgrad-kernel-[0-9a-f]+>?\"?, line (\d+)", message)]
+    hit += [i for name in re.findall(r"name '(\w+)'", message)
+            for i, ln in enumerate(lines) if re.search(rf"\b{name}\b", ln)][:1]
+    where_ = ""
+    if hit:
+        k = min(hit[-1], len(lines) - 1)
+        comment = next((ln.strip() for ln in reversed(lines[:k + 1]) if ln.strip().startswith("#")), "")
+        where_ = f" The failing generated line is {lines[k].strip()!r}, from {comment!r}."
+    return FuncgradError(
+        f"Numba could not compile the program of {getattr(f, '__name__', f)}.{where_} "
+        "This is a funcgrad bug: please report it with the source from "
+        "fg.jit(f).lower(*args).source. Meanwhile `with fg.disable_jit():` runs the same "
+        f"program in the interpreter.\nNumba said: {message[:2000]}")
+
+
+def jit(f=None, *, static_argnums=(), parallel=False, background=None):
     """Compile f with Numba, once per signature (shapes, dtypes, pytree structure, statics).
 
         >>> fast_grad = fg.jit(fg.grad(loss))
@@ -510,8 +575,9 @@ def jit(f=None, *, static_argnums=(), parallel=False):
     cores.
     """
     if f is None:
-        return functools.partial(jit, static_argnums=static_argnums, parallel=parallel)
-    return JitFunction(f, static_argnums, parallel)
+        return functools.partial(jit, static_argnums=static_argnums, parallel=parallel,
+                                 background=background)
+    return JitFunction(f, static_argnums, parallel, background)
 
 
 class VjpJit:
@@ -551,9 +617,14 @@ class VjpJit:
 
 def _compile_loop(prim, args, params):
     """Run one loop equation met while interpreting as a compiled kernel (tiering's long-loop
-    hook); None when jit is disabled in this thread or the loop cannot be compiled."""
+    hook); None when jit is disabled in this thread or the loop cannot be compiled. In a first
+    call whose whole kernel is being compiled (background.py), wait for that instead."""
     if _disabled:
         return None
+    if in_first_call():          # the whole kernel is compiling: use it once it is ready
+        if prim.name == "scan" or kernel_ready():
+            raise UseKernel          # (a scan's length is known: interpreting it is long)
+        return LATER
     try:
         from ..backend.compile import compile_program
         arrays = [np.asarray(a) for a in args]

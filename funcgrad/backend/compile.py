@@ -40,6 +40,13 @@ class Compiled:
         self.fn, self.consts, self.source, self.program = fn, consts, source, program
         self.fresh_outs = fresh_outs or [False] * len(program.outs)
 
+    def precompile(self, args):
+        """Have Numba compile for these arguments' types without running the kernel."""
+        compile_ = getattr(self.fn, "compile", None)     # (not for an interpreted program)
+        if compile_ is not None:
+            import numba
+            compile_(tuple(numba.typeof(a) for a in (*args, *self.consts)))
+
     def __call__(self, *args):
         try:
             return self.fn(*args, *self.consts)

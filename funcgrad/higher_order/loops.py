@@ -56,11 +56,11 @@ def _while_impl(*args, cond, body, n_cc, n_bc, checkpoint=None):
     while bool(run_sub(cond, *cc, *carry)[0]):
         carry = run_sub(body, *bc, *carry)
         if budget.spent():       # a long loop: run the remaining steps compiled
-            rest = compile_loop(while_p, cc + bc + list(carry),
-                             dict(cond=cond, body=body, n_cc=n_cc, n_bc=n_bc, checkpoint=checkpoint))
+            rest = budget.settle(compile_loop(
+                while_p, cc + bc + list(carry),
+                dict(cond=cond, body=body, n_cc=n_cc, n_bc=n_bc, checkpoint=checkpoint)))
             if rest is not None:
                 return rest
-            budget.stop()
     return tuple(np.asarray(c) for c in carry)
 
 
@@ -192,12 +192,11 @@ def _while_grad_impl(*args, cond, body, fwd, bwd, n_cc, n_bc, n_carry, res_src, 
         carry = steps(carry, 1, tape if not checkpoint else [])
         n += 1
         if budget.spent():              # a long loop: compile and run the whole thing
-            out = compile_loop(while_grad_p, args, dict(
+            out = budget.settle(compile_loop(while_grad_p, args, dict(
                 cond=cond, body=body, fwd=fwd, bwd=bwd, n_cc=n_cc, n_bc=n_bc, n_carry=n_carry,
-                res_src=res_src, act_bc=act_bc, act_carry=act_carry, checkpoint=checkpoint))
+                res_src=res_src, act_bc=act_bc, act_carry=act_carry, checkpoint=checkpoint)))
             if out is not None:
                 return out
-            budget.stop()
     if not checkpoint:
         acc, ct = sweep(tape, acc, ct)
     for seg in range(len(snapshots) - 1, -1, -1):      # recompute each segment, then sweep it

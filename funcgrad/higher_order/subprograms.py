@@ -140,9 +140,15 @@ class LoopBudget:
         return (self.steps % 8 == 0 and tiering.LOOP_COMPILE_SECONDS > 0
                 and time.perf_counter() - self.start > tiering.LOOP_COMPILE_SECONDS)
 
-    def stop(self):
-        """Stop asking (compiling was not possible)."""
-        self.start = float("inf")
+    def settle(self, out):
+        """The loop's outputs from tiering.compile_loop's answer, or None to keep interpreting:
+        asking again after another budget (tiering.LATER) or never (None: not possible)."""
+        if out is tiering.LATER:
+            self.start = time.perf_counter()
+            return None
+        if out is None:
+            self.start = float("inf")
+        return out
 
 
 def run_sub(prog, *args):
