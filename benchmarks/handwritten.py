@@ -40,12 +40,19 @@ def elementwise_grad_parallel(x):
 
 @njit(**OPTS)
 def rosenbrock_grad(x):
-    """d/dx sum(100*(x[1:]-x[:-1]**2)**2 + (1-x[:-1])**2), one loop."""
-    g = np.zeros_like(x)
-    for i in range(x.shape[0] - 1):
-        d = x[i + 1] - x[i] * x[i]
-        g[i] += -400.0 * x[i] * d - 2.0 * (1.0 - x[i])
-        g[i + 1] += 200.0 * d
+    """d/dx sum(100*(x[1:]-x[:-1]**2)**2 + (1-x[:-1])**2): the loop a person writes, one pass
+    computing each g[i] from x[i-1], x[i], x[i+1] (it vectorises; a scatter-style loop,
+    g[i] += ...; g[i+1] += ..., does not)."""
+    n = x.shape[0]
+    g = np.empty_like(x)
+    if n == 1:
+        g[0] = 0.0
+        return g
+    g[0] = -400.0 * x[0] * (x[1] - x[0] * x[0]) - 2.0 * (1.0 - x[0])
+    for i in range(1, n - 1):
+        g[i] = (-400.0 * x[i] * (x[i + 1] - x[i] * x[i]) - 2.0 * (1.0 - x[i])
+                + 200.0 * (x[i] - x[i - 1] * x[i - 1]))
+    g[n - 1] = 200.0 * (x[n - 1] - x[n - 2] * x[n - 2])
     return g
 
 

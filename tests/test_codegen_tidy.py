@@ -392,3 +392,74 @@ def test_deferred_sums_change_no_result(kernels_with_and_without_deferred_sums, 
         assert_same_bits(got, slow(x, y))
         for a, b in zip(tree_leaves(got), tree_leaves(evaluate(g, x, y))):
             np.testing.assert_allclose(a, b, rtol=1e-13, atol=1e-13)
+
+
+def stencils(x, a, b):
+    """Sums of products of shifted slices: the gradient scatter-adds into one buffer at
+    offsets 0, 1 and 2 (Rosenbrock's x[1:] / x[:-1], a second-neighbour term)."""
+    return (fnp.sum(a * (x[1:] - x[:-1] ** 2) ** 2 + (b - x[:-1]) ** 2)
+            + fnp.sum(b * x[2:] * x[:-2]))
+
+
+def stencils_2d(x, a, b):
+    """The same along either axis of a matrix, with vectorisable math in the loop."""
+    return fnp.sum(a * x[:, 1:] * x[:, :-1] ** 2) + fnp.sum(fnp.sin(x[1:, :]) * x[:-1, :] * b)
+
+
+@pytest.fixture(scope="module")
+def kernels_with_and_without_deferred_scatters():
+    """fg.jit of the stencils' gradients, compiled with the shifted scatter-adds in the loop and
+    as the speed path writes them (offset 1: carried to the next iteration; others: added in
+    loops of their own)."""
+    from funcgrad.backend import codegen
+    made, old = {}, codegen.DEFER_SCATTER_SIZE
+    shapes = {stencils: (300,), stencils_2d: (17, 19)}
+    for size in (old, 10 ** 12):
+        codegen.DEFER_SCATTER_SIZE = size
+        try:
+            for f, shape in shapes.items():
+                g = fg.jit(fg.grad(f))
+                g(np.ones(shape), 1.0, 1.0)          # compile now, with this setting
+                made[f, size == old] = g
+        finally:
+            codegen.DEFER_SCATTER_SIZE = old
+    src = fg.jit(fg.grad(stencils)).lower(np.ones(300), 1.0, 1.0).source
+    assert re.search(r"if i0 >= 1:\n\s+\w+\[i0\] \+= \w+_next\d+", src), src    # offset 1
+    assert re.search(r"for i0 in range\(\d+\):\n\s+\w+\[i0\] \+= \w+_at\d+\[i0\]", src), src
+    return made, shapes
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[
+    HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+@given(st.integers(0, 2 ** 31), st.floats(-3, 3), st.floats(-3, 3))
+def test_deferred_scatter_adds_change_no_result(kernels_with_and_without_deferred_scatters,
+                                                 seed, a, b):
+    """The speed path (shifted scatter-adds carried to the next iteration or added in loops of
+    their own) adds each element's terms in the interpreter's order: the same bits as the interpreter where the loop is plain
+    arithmetic, and within rounding of the kernel that adds them inside the loop."""
+    made, shapes = kernels_with_and_without_deferred_scatters
+    rng = np.random.default_rng(seed)
+    for f, shape in shapes.items():
+        x = rng.normal(0, 2, shape)
+        got, inline = made[f, True](x, a, b), made[f, False](x, a, b)
+        np.testing.assert_allclose(got, inline, rtol=1e-13, atol=1e-12)
+        prog = fg.jit(fg.grad(f)).lower(x, a, b).program
+        want = fg.eval_program(prog, x, a, b)[0]
+        if f is stencils:
+            assert_same_bits(got, want)
+        else:
+            np.testing.assert_allclose(got, want, rtol=1e-13, atol=1e-12)
+
+
+def test_rosenbrock_gradient_loop_vectorises():
+    """The backward loop of Rosenbrock's gradient (scatter-adds at offsets 0 and 1, the second
+    carried to the next iteration) is vectorised by LLVM: `vector.body` on doubles."""
+    g = fg.jit(fg.grad(lambda x: fnp.sum(100.0 * (x[1:] - x[:-1] ** 2) ** 2
+                                         + (1 - x[:-1]) ** 2)))
+    x = np.linspace(-1.0, 1.0, 1000)
+    np.testing.assert_allclose(g(x), fg.grad(lambda x: np.sum(
+        100.0 * (x[1:] - x[:-1] ** 2) ** 2 + (1 - x[:-1]) ** 2))(x), rtol=1e-14)
+    (entry,) = g._entries.values()
+    llvm = "".join(entry.compiled.fn.inspect_llvm().values())
+    body = llvm[llvm.find("vector.body:"):]
+    assert "vector.body:" in llvm and re.search(r"<\d+ x double>", body), "not vectorised"

@@ -15,6 +15,7 @@ tuples of them.
 from __future__ import annotations
 
 import keyword
+import re
 from collections import Counter
 
 import numpy as np
@@ -22,7 +23,7 @@ import numpy as np
 from ..ir import Lit, Program, Var, _Printer, sub_programs
 from . import split
 from .fusion import (INDEX_MAPS, REDUCTIONS, literal_broadcasts, materialized, packs,
-                     partition, slice_positions, use_counts)
+                     partition, scatter_plan, slice_positions, use_counts)
 from .lowerings import lowering, numba_type, printable
 from .scalar_code import (FAST_MATH, fast_math_template, reduction_start, scalar_template,
                           vecmath_calls)
@@ -82,6 +83,7 @@ class Source:
         self.lines.append("    " * self.depth + line)
 
 
+DEFER_SCATTER_SIZE = 256      # smaller loops keep their scatter-adds in them (LoopEmitter)
 PARALLEL_MIN_SIZE = 1 << 15   # smaller loops are not worth starting threads for
 
 
@@ -347,6 +349,12 @@ class LoopEmitter:
         # logistic loss's loop: 38 us scalar, 8.5 us with the terms summed after it)
         self.defer_sums = DEFER_SUMS and bool(self.shape) and any(
             e.prim.name in FAST_MATH for e in group.eqns) and not self.split_body
+        # scatter-adds into one buffer at different offsets (x[1:] and x[:-1] in Rosenbrock's
+        # gradient) make iteration i+1 read what iteration i wrote: LLVM does not vectorise
+        # that. See fusion.scatter_plan: each element still gets its terms in the interpreter's order
+        self.plan = (scatter_plan(group.eqns, self.idx) if bool(self.shape) and not
+                     self.split_body and int(np.prod(self.shape)) >= DEFER_SCATTER_SIZE else {})
+        self.later: list[tuple[str, str]] = []    # (buffer[position], stored term) after it
 
     def index(self, positions):
         return "[" + ", ".join(positions) + "]" if positions else ""
@@ -416,7 +424,7 @@ class LoopEmitter:
                 self.reduction(e, oname, pre, post)
                 continue
             if e.prim.name == "scatter":
-                self.scatter(e, oname, pre)
+                self.scatter(e, oname, pre, post)
                 continue
             local = f"{oname}_i" if self.shape else oname
             x = e.inputs[0] if e.prim.name in INDEX_MAPS else None   # spreads a scalar or literal?
@@ -494,6 +502,13 @@ class LoopEmitter:
                 src.emit(line)
         for line in post:
             src.emit(line)
+        for target, term in self.later:           # deferred scatter-adds, each its own loop
+            for k, n in enumerate(self.shape):
+                if opened[k]:
+                    src.emit(f"for i{k} in range({gen.dim(n)}):")
+                    src.depth += 1
+            src.emit(f"{target} += {term}")
+            src.depth -= sum(opened)
 
     def store(self, out, oname, local, pre, new=False):
         """Store a result needed outside the loop into a slice of the stacked output of the
@@ -523,7 +538,7 @@ class LoopEmitter:
                 return False
         return True
 
-    def scatter(self, e, oname, pre):
+    def scatter(self, e, oname, pre, post):
         """x.at[slices] op= u inside the loop: copy x once (or take it over when this is its
         only use, e.g. the buffer of an earlier scatter-add of the same loop)."""
         x, u = e.inputs[0], e.inputs[1]
@@ -535,6 +550,22 @@ class LoopEmitter:
         pos = slice_positions(e.params["spec"], x.aval.shape, self.idx)
         op = {"add": "+=", "set": "=", "mul": "*="}[e.params["mode"]]
         target = oname if x.aval.ndim == 0 else f"{oname}{self.index(pos)}"
+        how, first = self.plan.get(id(e), (None, None))
+        if how == "next":       # the term of iteration i goes where iteration i + 1 adds
+            carried, n = f"{oname}_next{len(pre)}", self.gen.dim(self.shape[0])
+            pre.append(f"{carried} = {literal(0, u.aval.dtype)}")
+            self.body += [f"if i0 >= 1:", f"    {oname}{self.index(first)} += {carried}",
+                          f"{carried} = {self.read(u)}"]
+            last = re.sub(r"\bi0\b", f"({n} - 1)", target)
+            post += [f"if {n} > 0:", f"    {last} += {carried}"]
+            return
+        if how == "pass":
+            term = f"{oname}_at{len(self.later)}"
+            pre.append(f"{term} = np.empty({self.gen.dims(self.shape)}, "
+                       f"{dtype_text(u.aval.dtype)})")
+            self.body.append(f"{term}{self.index(self.idx)} = {self.read(u)}")
+            self.later.append((target, f"{term}{self.index(self.idx)}"))
+            return
         self.body.append(f"{target} {op} {self.read(u)}")
 
     def reduction(self, e, oname, pre, post):

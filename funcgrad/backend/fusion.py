@@ -9,6 +9,8 @@ form an acyclic graph. Everything else is an array statement of its own.
 """
 from __future__ import annotations
 
+import re
+
 import numpy as np
 
 from ..ir import Lit, Program, Var, use_counts
@@ -42,6 +44,43 @@ def slice_positions(spec, in_shape, idx):
         pos.append(i if (start, step) == (0, 1) else str(start) if i == "0"    # (no loop)
                    else f"{start} + {i}" if step == 1 else f"{start} + {step} * {i}")
     return pos + idx[k:]
+
+
+def scatter_plan(eqns, idx):
+    """id(scatter-add) -> how it is written, for the scatter-adds of a loop (equations `eqns`,
+    loop indices `idx`) into a buffer that they write at more than one position:
+    ("next", position): in a 1-D loop where the others write at offset 0 and this one at
+        offset 1, its term is carried to the next iteration and added there, at `position`
+        (an element's terms are added in equation order, as the interpreter adds them;
+        LLVM vectorises such a first-order recurrence);
+    ("pass", None): otherwise, from the first one at another position on, the terms are
+        stored and added in a loop of their own after this one, in equation order."""
+    chains = {}                 # var id of a chain's latest buffer -> its scatter-adds
+    for e in eqns:
+        x = e.inputs[0]
+        if e.prim.name == "scatter" and e.params["mode"] == "add" and x.aval.ndim:
+            chains[e.outputs[0].id] = chains.pop(getattr(x, "id", None), []) + [e]
+    plan = {}
+    for chain in chains.values():
+        pos = [slice_positions(e.params["spec"], e.inputs[0].aval.shape, idx)
+               for e in chain]
+        if all(p == pos[0] for p in pos):
+            continue
+        offsets = [_offset(p) for p in pos] if len(idx) == 1 else [None]
+        if None not in offsets and set(offsets) == {offsets[0], offsets[0] + 1}:
+            plan.update((id(e), ("next", pos[0])) for e, o in zip(chain, offsets)
+                        if o != offsets[0])
+            continue
+        first = next(k for k, p in enumerate(pos) if p != pos[0])
+        plan.update((id(e), ("pass", None)) for e in chain[first:])
+    return plan
+
+
+def _offset(position):
+    """k for a 1-D position `i0` (0) or `k + i0`, else None."""
+    (p,) = position
+    m = re.fullmatch(r"(?:(\d+) \+ )?i0", p)
+    return None if m is None else int(m.group(1) or 0)
 
 
 def loop_shape(e):
