@@ -161,3 +161,21 @@ def test_policy_errors():
         fg.checkpoint(f, policy=3)
     with pytest.raises(TypeError, match="prim_name, params"):
         fg.checkpoint(f, policy=lambda name: True)
+
+
+def test_a_long_checkpointed_scan_runs_compiled_inside_an_unjitted_gradient(monkeypatch):
+    """A checkpointed scan is a scan of k-step scans: its length counts the inner steps too, so
+    a long one is handed to the compiler from an interpreted fg.grad like any long loop (it was
+    interpreted step by step: 200 s for 10^6 steps instead of seconds)."""
+    from funcgrad import tiering
+    asked, compile_and_run = [], tiering._loop_compiler[0]
+    monkeypatch.setattr(tiering, "_loop_compiler", [lambda prim, args, params: (
+        asked.append(prim.name), compile_and_run(prim, args, params))[1]])
+
+    def loss(x, checkpoint):
+        step = lambda c, _: (c * 0.999 + 0.001 * fnp.sin(c), None)
+        return fnp.sum(fg.scan(step, x, length=200_000, checkpoint=checkpoint)[0])
+    x = np.linspace(0.0, 1.0, 3)
+    with_ck = fg.grad(lambda x: loss(x, "sqrt"))(x)
+    assert "scan" in asked
+    np.testing.assert_allclose(with_ck, fg.grad(lambda x: loss(x, None))(x), rtol=1e-12)

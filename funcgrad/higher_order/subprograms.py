@@ -156,7 +156,10 @@ def run_sub(prog, *args):
         return eval_program(prog, *args)
 
 def count_eqns(prog):
-    return sum(1 + sum(count_eqns(p) for p in ir.sub_programs(e.params)) for e in prog.eqns)
+    """The equations one run of prog evaluates: a scan's body once per step (a checkpointed
+    scan is a scan of scans), other sub-programs (while bodies: trip count unknown) once."""
+    return sum(1 + sum(count_eqns(p) for p in ir.sub_programs(e.params))
+               * (e.params["length"] if e.prim.name == "scan" else 1) for e in prog.eqns)
 
 
 def trace_closed(fn, avals):
