@@ -11,6 +11,7 @@ these public names, and it imports none of them.
 from __future__ import annotations
 
 import inspect
+import types
 
 import numpy as np
 
@@ -39,6 +40,11 @@ def fn_where(f):
 
 
 def arg_names(f, nargs):
+    if type(f) is types.FunctionType and not hasattr(f, "__wrapped__") and not hasattr(
+            f, "__signature__"):           # a plain function: its code says it (fast, per call)
+        code = f.__code__
+        pos = code.co_varnames[:code.co_argcount]
+        return [pos[i] if i < len(pos) else f"args[{i}]" for i in range(nargs)]
     try:
         params = list(inspect.signature(f).parameters.values())
     except (TypeError, ValueError):
@@ -73,7 +79,9 @@ class Args:
     def __init__(self, f, args, kwargs, diff_argnums=(), static_argnums=(), trace_numbers=()):
         names = arg_names(f, len(args))
         self.tree_args = []
-        self.dyn_vals, self.labels, self.diff_mask = [], [], []
+        self.dyn_vals, self.diff_mask = [], []
+        self._where = []         # per traced leaf: (argument number, leaf number), for labels
+        self._named = []         # per argument: (its name, the argument), for labels
         self.slots = []          # per leaf: index into dyn_vals, or ("static", value)
         all_args = list(args) + [kwargs]
         names = names + ["kwargs"]
@@ -82,24 +90,35 @@ class Args:
         for i, (arg, name) in enumerate(zip(all_args, names)):
             diff = i in diff_argnums
             static = i in static_argnums
-            pairs, td = tree_flatten_with_path(arg)
+            leaves, td = tree_flatten(arg)
             self.trees.append(td)
-            for path, leaf in pairs:
-                label = keystr(name, path)
+            self._named.append((name, arg))
+            for j, leaf in enumerate(leaves):
                 if isinstance(leaf, np.ndarray) and (type(leaf) is not np.ndarray
                                                      or not leaf.dtype.isnative):
-                    leaf = self._plain_array(f, leaf, label)
+                    leaf = self._plain_array(f, leaf, self._label(i, j))
                 if diff:
-                    leaf = _check_diff_leaf(f, leaf, label)
+                    leaf = _check_diff_leaf(f, leaf, lambda: self._label(i, j))
                 if not static and (_is_array_like(leaf) or diff or (
                         trace_numbers and isinstance(leaf, trace_numbers))):
                     self.slots.append(len(self.dyn_vals))
                     self.dyn_vals.append(leaf)
-                    self.labels.append(label)
+                    self._where.append((i, j))
                     self.diff_mask.append(diff)
                 else:
                     self.slots.append(("static", leaf))
         self.nargs = len(args)
+
+    @property
+    def labels(self):
+        """The traced leaves' names as the user wrote them (`params['w']`), for errors and IR
+        (made when asked: a compiled call never needs them)."""
+        return [self._label(i, j) for i, j in self._where]
+
+    def _label(self, i, j):
+        """The name of leaf j of argument i: `params['w']`."""
+        name, arg = self._named[i]
+        return keystr(name, tree_flatten_with_path(arg)[0][j][0])
 
     def _plain_array(self, f, x, label):
         """An ndarray subclass or a byte-swapped array as the plain native array it stands
@@ -142,7 +161,11 @@ class Args:
         return counts
 
 
-def _check_diff_leaf(f, leaf, label):
+def _check_diff_leaf(f, leaf, label_of):
+    """leaf, or an error naming it (label_of(): its name) when it cannot be differentiated."""
+    if isinstance(leaf, float) or type(leaf) is np.ndarray and leaf.dtype.kind in "fc":
+        return leaf
+    label = label_of()
     if isinstance(leaf, (bool, np.bool_)) or isinstance(leaf, int):
         dtype = np.dtype(bool) if isinstance(leaf, (bool, np.bool_)) else np.dtype(int)
     elif _is_array_like(leaf):
