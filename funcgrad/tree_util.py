@@ -14,6 +14,8 @@ import collections
 import dataclasses
 from typing import Any, Callable, NamedTuple
 
+import numpy as np
+
 __all__ = ["tree_flatten", "tree_unflatten", "tree_map", "tree_leaves", "tree_structure",
            "register_pytree_node", "register_dataclass", "PyTreeDef", "all_leaves"]
 
@@ -116,6 +118,8 @@ class PyTreeDef:
         self._hash = hash((node_type, _hashable(aux), self.children))
 
     def __eq__(self, other):
+        if self is other:                 # (structures are interned: see _treedef)
+            return True
         return (isinstance(other, PyTreeDef) and self.node_type is other.node_type
                 and self.aux == other.aux and self.children == other.children)
 
@@ -157,13 +161,39 @@ def tree_flatten(tree, is_leaf=None):
 
 
 def _flatten(x, leaves, is_leaf):
-    nt = None if (is_leaf is not None and is_leaf(x)) else _node_type(x)
-    if nt is None:
+    if is_leaf is not None and is_leaf(x):
+        leaves.append(x)
+        return _LEAF
+    t = type(x)
+    nt = _registry.get(t)
+    if nt is None and (t in _LEAF_TYPES or (nt := _node_type(x)) is None):
         leaves.append(x)
         return _LEAF
     children, aux = nt.flatten(x)
-    node_key = type(x)
-    return PyTreeDef(node_key, aux, [_flatten(c, leaves, is_leaf) for c in children])
+    return _treedef(t, aux, [_flatten(c, leaves, is_leaf) for c in children])
+
+
+# types that are always leaves (unless registered): checked before the namedtuple/dict tests
+_LEAF_TYPES = frozenset([np.ndarray, float, int, bool, complex, str, np.float64, np.float32,
+                         np.int64, np.int32, np.bool_, np.complex128])
+_INTERNED: dict = {}
+MAX_INTERNED = 4096
+
+
+def _treedef(node_type, aux, children):
+    """The PyTreeDef of a node, the same object for the same structure while the table has
+    room: flattening the same kind of arguments on every call then yields the same
+    structures, which compare by identity (a compiled call's signature lookup)."""
+    try:
+        key = (node_type, aux, tuple(map(id, children)))
+        td = _INTERNED.get(key)
+    except TypeError:                      # an unhashable aux: not interned
+        return PyTreeDef(node_type, aux, children)
+    if td is None:
+        td = PyTreeDef(node_type, aux, children)
+        if len(_INTERNED) < MAX_INTERNED:
+            _INTERNED[key] = td
+    return td
 
 
 def tree_unflatten(treedef, leaves):

@@ -147,6 +147,27 @@ def test_tree_util_roundtrip():
     assert hash(td) == hash(fg.tree_util.tree_structure(tree))
 
 
+def test_tree_structures_are_shared_and_never_confused():
+    """Flattening the same structure twice gives the same PyTreeDef object (a compiled call's
+    signature then compares by identity); different structures, and structures with an
+    unhashable aux (not shared), stay distinct and rebuild what they came from."""
+    from funcgrad.tree_util import register_pytree_node, tree_flatten, tree_unflatten
+
+    class Box:
+        def __init__(self, v, meta):
+            self.v, self.meta = v, meta
+    register_pytree_node(Box, lambda b: ([b.v], b.meta), lambda meta, c: Box(c[0], meta))
+    one = {"w": np.ones(2), "s": (np.zeros(1), Point(1.0, 2.0))}
+    two = {"w": np.ones(3), "s": (np.zeros(1), Point(5.0, 6.0))}
+    assert tree_flatten(one)[1] is tree_flatten(two)[1]
+    assert tree_flatten({"w": 1.0, "t": (1.0, Point(1.0, 2.0))})[1] != tree_flatten(one)[1]
+    for meta in ({"k": 1}, {"k": 2}):            # unhashable aux: compared by value
+        leaves, td = tree_flatten([Box(np.ones(2), meta)])
+        assert tree_unflatten(td, leaves)[0].meta == meta
+    a, b = (tree_flatten([Box(1.0, {"k": k})])[1] for k in (1, 2))
+    assert a != b and a == tree_flatten([Box(7.0, {"k": 1})])[1]
+
+
 def test_lists_and_tuples_of_traced_values_are_accepted_like_numpy():
     assert fg.grad(lambda x: fnp.sum([x, 2 * x]))(1.0) == 3.0
     assert fg.grad(lambda x: fnp.sum(fnp.array([x, x ** 2])))(3.0) == 7.0
