@@ -196,3 +196,31 @@ def test_static_arguments_are_keyed_by_value_not_identity():
     table[0], cfg.scale = 10.0, 3.0              # mutated in place: recompiled, not stale
     np.testing.assert_allclose(f(x, table, cfg), [30.0, 6.0])
     np.testing.assert_allclose(f(x, [1.0, 1.0], cfg), [3.0, 3.0])      # unhashable list
+
+
+def test_pytree_arguments_take_the_fast_dispatch_and_stay_exact():
+    """Calls with pytrees of arrays (an optimizer step's params and state) are dispatched by
+    their structure, shapes and dtypes; anything else (a Python int, which is static, another
+    dtype or structure) goes the full way and gets its own kernel."""
+    from funcgrad.api.entries import tree_key
+
+    def step(p, s):
+        return {"w": p["w"] - s["lr"] * p["w"] ** 2}, {"lr": s["lr"] * 0.5, "n": s["n"] + 1}
+    f = fg.jit(step)
+    p, s = {"w": np.array([1.0, 2.0])}, {"lr": np.float64(0.1), "n": np.int32(0)}
+    for _ in range(3):
+        p, s = f(p, s)
+    assert f._trees and sum(isinstance(k[0], fg.tree_util.PyTreeDef) for k in f._fast) == 1
+    w, lr = np.array([1.0, 2.0]), 0.1
+    for _ in range(3):
+        w, lr = w - lr * w ** 2, lr * 0.5
+    np.testing.assert_allclose(p["w"], w, rtol=1e-15)
+    assert s["n"] == 3 and s["n"].dtype == np.int32 and s["lr"] == lr
+    assert tree_key(*reversed(fg.tree_util.tree_flatten(({"a": 1},)))) is None   # static int
+    w32 = np.array([1.0, 2.0], np.float32)
+    q, _ = f({"w": w32}, s)                                       # another dtype: a new kernel
+    want = w32 - s["lr"] * w32 ** 2                               # (NumPy's promotion)
+    assert q["w"].dtype == want.dtype and np.allclose(q["w"], want) and len(f._entries) == 2
+    q, t = f(p, {"lr": 0.2, "n": np.int32(5)})                 # Python float: weakly typed
+    np.testing.assert_allclose(q["w"], p["w"] - 0.2 * p["w"] ** 2, rtol=1e-15)
+    assert t["n"] == 6

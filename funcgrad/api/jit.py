@@ -29,6 +29,8 @@ from ..tree_util import tree_flatten, tree_unflatten
 from .background import (Pending, UseKernel, allowed, in_first_call, interpret_first,
                          kernel_ready)
 from .calls import Args, VjpPlan, evaluate, to_numpy, trace_call
+from .entries import (MISS, STALE, Entry, Paths, all_hold, fast_key, guard_exits, to_scalar,
+                      tree_key)
 
 def prepare(prog):
     """The program as it is compiled: simplified, small arrays in loops made scalars."""
@@ -75,79 +77,6 @@ def disable_jit(disable=True):
             _Disabled.count[0] += prev - disable
 
 
-class _Entry:
-    """One compiled signature: kernel, how to pass arguments, how to rebuild outputs."""
-
-    __slots__ = ("compiled", "out_tree", "scalar_in", "out_types", "fast", "hot", "fast_keys")
-
-    def __init__(self, compiled, out_tree, in_avals, out_avals):
-        self.compiled, self.out_tree = compiled, out_tree
-        self.hot, self.fast_keys = True, []     # used since the last eviction sweep; _fast keys
-        self.scalar_in = [a.ndim == 0 for a in in_avals]
-        self.out_types = [a.dtype.type if a.ndim == 0 else None for a in out_avals]
-        self.fast = self._fast_call()
-
-    def run(self, vals):
-        args = [_scalar(v) if s else v for v, s in zip(vals, self.scalar_in)]
-        res = self.compiled(*args)
-        return owned([t(r) if t is not None else r for r, t in zip(res, self.out_types)],
-                     self.compiled.fresh_outs, args, self.compiled.consts)
-
-    def _fast_call(self):
-        """The call used when every argument is an array: as little Python as possible."""
-        fn, consts, tree = self.compiled.fn, tuple(self.compiled.consts), self.out_tree
-        fresh = self.compiled.fresh_outs
-        simple = not any(self.scalar_in) and not any(t is not None for t in self.out_types)
-        if tree is None:
-            return None
-        if any(self.scalar_in):        # 0-d arguments go in as scalars, as on the first call
-            run = self.run
-            return lambda args: tree_unflatten(tree, run(args))
-        if simple and tree.node_type is None and len(self.out_types) == 1:
-            if fresh[0]:                   # allocated by the kernel: nothing to check
-                return lambda args: fn(*args, *consts)[0]
-
-            return lambda args: _own_one(fn(*args, *consts)[0], (*args, *consts))
-        types = self.out_types
-        if tree.node_type is None and len(types) == 1 and types[0] is not None:
-            t0 = types[0]          # one scalar result (a loss, a derivative of a scalar)
-            return lambda args: t0(fn(*args, *consts)[0])
-        return lambda args: tree_unflatten(tree, owned([t(r) if t is not None else r for r, t in
-                                                        zip(fn(*args, *consts), types)],
-                                                       fresh, args, consts))
-
-
-def _scalar(v):
-    """A 0-d argument as the scalar the kernel takes."""
-    t = type(v)
-    if t is np.ndarray:
-        return v[()]
-    return v if t in _PASS_SCALARS else np.asarray(v)[()]
-
-
-def _own_one(r, sources):
-    for s in sources:
-        if r is s or type(s) is np.ndarray and np.may_share_memory(r, s):
-            return r.copy()
-    return r if r.flags.writeable else r.copy()
-
-
-def owned(results, fresh, args, consts):
-    """Compiled results as fresh arrays the caller owns: a result the kernel may not have
-    allocated itself (fresh[i] False: an input returned as it is, a reshape's view, a loop's
-    unchanged carry, a constant, the same value twice) is copied when it shares memory with
-    an argument, a captured constant (the same object on every call) or another result."""
-    if all(fresh):
-        return results
-    seen = [s for s in (*args, *consts) if type(s) is np.ndarray]
-    seen += [r for r, f in zip(results, fresh) if f and type(r) is np.ndarray]
-    for i, r in enumerate(results):
-        if not fresh[i] and type(r) is np.ndarray and r.ndim:
-            r = results[i] = _own_one(r, seen)
-            seen.append(r)
-    return results
-
-
 class Lowered:
     """The traced, simplified program and its generated source (fg.jit(f).lower(*args))."""
 
@@ -165,28 +94,6 @@ class Lowered:
     def compile(self, parallel=False):
         from ..backend.compile import compile_program
         return compile_program(self.program, parallel)
-
-
-# Arguments that Numba accepts as they are: arrays, and scalars of these types
-_PASS_SCALARS = frozenset([float, int, bool, np.float64, np.float32, np.int64, np.int32, np.bool_])
-
-
-def _fast_key(args):
-    """The dispatch key of arguments that can go straight to a compiled kernel, else None."""
-    if len(args) == 1:
-        x = args[0]
-        t = type(x)
-        return (x.shape, x.dtype) if t is np.ndarray else t if t in _PASS_SCALARS else None
-    key = []
-    for x in args:
-        t = type(x)
-        if t is np.ndarray:
-            key.append((x.shape, x.dtype))
-        elif t in _PASS_SCALARS:
-            key.append(t)
-        else:
-            return None
-    return tuple(key)
 
 
 def _check_static_argnums(f, static_argnums):
@@ -227,6 +134,7 @@ class JitFunction:
         self.background = background
         self._entries: dict = {}
         self._fast: dict = {}
+        self._trees = False       # _fast holds keys of pytree arguments (tree_key)
         functools.update_wrapper(self, f, updated=())
 
     def __get__(self, obj, objtype=None):
@@ -251,14 +159,18 @@ class JitFunction:
 
     def __call__(self, *args, **kwargs):
         if not kwargs:
-            hit = self._fast.get(_fast_key(args))
+            key = fast_key(args)
+            hit, vals = self._fast.get(key), args
+            if key is None and self._trees:     # pytrees of arrays: keyed by their structure
+                vals, td = tree_flatten(args)
+                hit = self._fast.get(tree_key(td, vals))
             if hit is not None and not (_Disabled.count[0] and _disabled.on):
                 hit.hot = True
                 try:
-                    out = hit.fast(args)
+                    out = hit.fast(args) if vals is args else hit.fast_tree(vals)
                 except KernelInterrupted:       # Ctrl-C inside the kernel (see vecmath)
                     raise KeyboardInterrupt from None
-                if out is not _MISS:
+                if out is not MISS:
                     return out
                 a = Args(self.f, args, kwargs, trace_numbers=(float, complex))
                 return self._guarded(hit, a, tried=True)
@@ -271,13 +183,13 @@ class JitFunction:
         sig = self._signature(a)
         entry = self._entries.get(sig)
         if entry is None:
-            key = _fast_key(args)
+            key = fast_key(args)
             if (key is None or kwargs or self.static_argnums or len(a.dyn_vals) != len(args)
                     or a.converted):
                 key = None
             if (self.background if self.background is not None else BACKGROUND) and allowed():
                 first = self._start(sig, a, key)
-                if first is not _MISS:
+                if first is not MISS:
                     return first
                 entry = self._entries[sig]
             else:
@@ -286,8 +198,10 @@ class JitFunction:
                 return first
         if isinstance(entry, Pending):
             entry = self._finish(sig, entry)
+        if not kwargs and not self.static_argnums and not a.converted:
+            self._remember_tree(entry, args, len(a.dyn_vals))
         entry.hot = True
-        if isinstance(entry, _Paths):
+        if isinstance(entry, Paths):
             return self._guarded(entry, a)
         return tree_unflatten(entry.out_tree, entry.run(a.dyn_vals))
 
@@ -310,6 +224,18 @@ class JitFunction:
             self._fast[key] = entry
             entry.fast_keys.append(key)
 
+    def _remember_tree(self, entry, args, n_traced):
+        """Dispatch later calls with arguments of this structure (pytrees whose leaves are all
+        arrays or traced scalars) straight to entry, as _fast does for flat arrays."""
+        if fast_key(args) is not None:
+            return
+        leaves, td = tree_flatten(args)
+        key = tree_key(td, leaves)
+        if key is not None and len(leaves) == n_traced and key not in self._fast:
+            self._fast[key] = entry
+            entry.fast_keys.append(key)
+            self._trees = True
+
     def _trace(self, a):
         """The program of this call, simplified, with the values of its guards (decisions of
         Python control flow on traced values, tracer.py) as extra outputs after f's own."""
@@ -324,17 +250,17 @@ class JitFunction:
 
     def _start(self, sig, a, key):
         """The first call of a signature: its kernel compiled in a thread (background.py), the
-        results of this call from the interpreter meanwhile (_MISS: it holds a loop too long
+        results of this call from the interpreter meanwhile (MISS: it holds a loop too long
         to interpret; the signature's entry is then the kernel, waited for)."""
         prog, consts, out_tree, n_out, guards = self._trace(a)
         vals = list(a.dyn_vals)
 
         def build():
             from ..backend.compile import compile_program
-            entry = _Entry(compile_program(prog, self.parallel, _exits(n_out, guards)),
-                           out_tree, prog.in_avals, prog.out_avals)
+            entry = Entry(compile_program(prog, self.parallel, guard_exits(n_out, guards)),
+                          out_tree, prog.in_avals, prog.out_avals)
             try:
-                entry.compiled.precompile([_scalar(v) if s else v
+                entry.compiled.precompile([to_scalar(v) if s else v
                                            for v, s in zip(vals, entry.scalar_in)])
             except Exception as exc:
                 err = _numba_error(entry, exc, self.f)
@@ -343,7 +269,7 @@ class JitFunction:
                 raise err from None
             if not guards:
                 return entry
-            paths = _Paths()
+            paths = Paths()
             paths.add(entry, n_out, guards)
             return paths
         pending = Pending(build, key)
@@ -351,7 +277,7 @@ class JitFunction:
         out = interpret_first(prog, [*consts, *vals], pending)
         if out is None:
             self._finish(sig, pending)
-            return _MISS
+            return MISS
         return tree_unflatten(out_tree, [to_numpy(o) for o in out[:n_out]])
 
     def _finish(self, sig, pending):
@@ -367,12 +293,12 @@ class JitFunction:
         """(the entry for a's signature, the results of this call)."""
         from ..backend.compile import compile_program
         prog, consts, out_tree, n_out, guards = self._trace(a)
-        entry = _Entry(compile_program(prog, self.parallel, _exits(n_out, guards)), out_tree,
-                       prog.in_avals, prog.out_avals)
+        entry = Entry(compile_program(prog, self.parallel, guard_exits(n_out, guards)), out_tree,
+                      prog.in_avals, prog.out_avals)
         out = _first_run(entry, a.dyn_vals, self.f)     # Numba compiles on the first call
         if not guards:
             return entry, tree_unflatten(out_tree, out)
-        paths = _Paths()
+        paths = Paths()
         paths.add(entry, n_out, guards)
         return paths, tree_unflatten(out_tree, out[:n_out])
 
@@ -382,7 +308,7 @@ class JitFunction:
         as another path (past MAX_PATHS: interpreted, with a warning once)."""
         if not tried:
             hit = paths.run(a.dyn_vals)
-            if hit is not _MISS:
+            if hit is not MISS:
                 return hit
         from ..backend.compile import compile_program
         prog, consts, out_tree, n_out, guards = self._trace(a)
@@ -392,8 +318,8 @@ class JitFunction:
                 warn_at(paths.changed(guards), _too_many_paths(self.f))
             out = eval_program(prog, *consts, *a.dyn_vals)[:n_out]
             return tree_unflatten(out_tree, [to_numpy(o) for o in out])
-        entry = _Entry(compile_program(prog, self.parallel, _exits(n_out, guards)), out_tree,
-                       prog.in_avals, prog.out_avals)
+        entry = Entry(compile_program(prog, self.parallel, guard_exits(n_out, guards)), out_tree,
+                      prog.in_avals, prog.out_avals)
         out = _first_run(entry, a.dyn_vals, self.f)
         paths.add(entry, n_out, guards)
         return tree_unflatten(out_tree, out[:n_out])
@@ -412,103 +338,6 @@ def _too_many_paths(f):
             "`if`, fg.while_loop or fg.fori_loop for a loop whose trip count depends on the "
             "values, fnp.where for an elementwise choice (or raise the limit with "
             "FUNCGRAD_JIT_MAX_PATHS).")
-
-
-def _exits(first, guards):
-    """The guards a kernel checks itself, returning early when one fails: the truth values
-    (`if`, `while`, and/or/not), as (output index, value) from output `first` on."""
-    return tuple((first + k, bool(value)) for k, (_, value, kind, _) in enumerate(guards)
-                 if kind == "bool")
-
-
-def _holds(got, value, kind):
-    if kind == "bool":
-        return bool(got) == bool(value)
-    return np.array_equal(got, value)
-
-
-def _all_hold(got, expected):
-    """Whether the guards' values `got` are the (value, kind) pairs a path was traced with."""
-    return all(_holds(r, v, kind) for r, (v, kind) in zip(got, expected))
-
-
-_MISS = object()        # no compiled path's guards held
-# what a kernel of a path not taken may raise where the right path would not
-_STALE = (FuncgradError, ArithmeticError, IndexError, ValueError)
-
-
-def _fast_path(entry, n_out, expected):
-    """args -> f's outputs if the guards hold, else _MISS: the kernel called directly, the
-    decisions compared as one tuple of bools (the common case)."""
-    if any(entry.scalar_in) or not all(kind == "bool" for _, kind in expected):
-        def general(args):
-            try:
-                res = entry.run(args)
-            except _STALE:
-                return _MISS
-            if _all_hold(res[n_out:], expected):
-                return tree_unflatten(entry.out_tree, res[:n_out])
-            return _MISS
-        return general
-    fn, consts = entry.compiled.fn, tuple(entry.compiled.consts)
-    want = tuple(bool(v) for v, _ in expected)
-    types, fresh, tree = entry.out_types[:n_out], entry.compiled.fresh_outs[:n_out], entry.out_tree
-    one = tree.node_type is None and n_out == 1     # one result: a scalar (t0) or an array
-    t0, single = types[0] if n_out else None, len(want) == 1
-    w0 = want[0] if single else None
-
-    def run(args):
-        try:
-            res = fn(*args, *consts)
-        except _STALE:
-            return _MISS
-        if (bool(res[1]) != w0) if single and n_out == 1 else tuple(map(bool, res[n_out:])) != want:
-            return _MISS
-        if one:
-            r = res[0]
-            return t0(r) if t0 is not None else r if fresh[0] else _own_one(r, (*args, *consts))
-        return tree_unflatten(tree, owned([t(r) if t is not None else r
-                                           for r, t in zip(res[:n_out], types)],
-                                          fresh, args, consts))
-    return run
-
-
-class _Paths:
-    """The compiled paths of one signature: (entry, number of f's outputs, guards, their user
-    lines, a fast runner). Each kernel returns its guards' values after f's outputs; a call
-    runs the most recently useful path first and keeps the first whose guards all hold."""
-
-    __slots__ = ("paths", "hot", "fast_keys", "warned")
-
-    def __init__(self):
-        self.paths, self.hot, self.fast_keys, self.warned = [], True, [], False
-
-    def add(self, entry, n_out, guards):
-        expected = [(value, kind) for _, value, kind, _ in guards]
-        self.paths.insert(0, (entry, n_out, expected, [src for *_, src in guards],
-                              _fast_path(entry, n_out, expected)))
-
-    def run(self, vals):
-        """f's outputs from the first path whose guards hold (tried most recently useful
-        first), else _MISS. vals: the traced leaves (arrays, and plain scalars where the
-        kernel takes them), as the dispatch fast path passes them too."""
-        for k, path in enumerate(self.paths):
-            out = path[4](vals)
-            if out is not _MISS:
-                if k:
-                    self.paths.insert(0, self.paths.pop(k))
-                return out
-        return _MISS
-
-    fast = run
-
-    def changed(self, guards):
-        """The user line of the first decision that differs from the latest path's."""
-        _, _, expected, srcs, _ = self.paths[0]
-        for (_, value, kind, src), (v, _k) in zip(guards, expected):
-            if not _holds(value, v, kind):
-                return src
-        return guards[-1][3] if len(guards) > len(expected) else srcs[-1] if srcs else None
 
 
 def _check_sizes(prog):
@@ -554,7 +383,8 @@ def _numba_error(entry, exc, f):
     where_ = ""
     if hit:
         k = min(hit[-1], len(lines) - 1)
-        comment = next((ln.strip() for ln in reversed(lines[:k + 1]) if ln.strip().startswith("#")), "")
+        comment = next((ln.strip() for ln in reversed(lines[:k + 1])
+                        if ln.strip().startswith("#")), "")
         where_ = f" The failing generated line is {lines[k].strip()!r}, from {comment!r}."
     return FuncgradError(
         f"Numba could not compile the program of {getattr(f, '__name__', f)}.{where_} "
@@ -596,9 +426,9 @@ class VjpJit:
         for k, (plan, fwd, bwd, expected) in enumerate(paths):
             try:
                 res = fwd.run(list(plan.consts) + list(a.dyn_vals))
-            except _STALE:
+            except STALE:
                 continue
-            if _all_hold(plan.guard_values(res), expected):
+            if all_hold(plan.guard_values(res), expected):
                 if k:
                     paths.insert(0, paths.pop(k))
                 return plan.finish(a, res, bwd.run)
@@ -608,8 +438,8 @@ class VjpJit:
             raise TypeError("vjp of a function that closes over traced values is not compiled")
         if len(paths) >= MAX_PATHS:          # (tiering then interprets this signature)
             raise FuncgradError(_too_many_paths(self.f))
-        exits = _exits(plan.n_out - plan.n_guards, guards)
-        fwd, bwd = (_Entry(compile_program(prepare(p), exits=x), None, p.in_avals, p.out_avals)
+        exits = guard_exits(plan.n_out - plan.n_guards, guards)
+        fwd, bwd = (Entry(compile_program(prepare(p), exits=x), None, p.in_avals, p.out_avals)
                     for p, x in ((plan.fwd, exits), (plan.bwd, ())))
         paths.insert(0, (plan, fwd, bwd, [(value, kind) for _, value, kind, _ in guards]))
         return plan.run(a, fwd.run, bwd.run)
