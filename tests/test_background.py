@@ -16,6 +16,7 @@ import funcgrad.numpy as fnp
 from funcgrad.api import jit as jit_mod
 from funcgrad.api.background import Pending
 from funcgrad.tiering import policy
+from test_tiering import compiled_in_background
 
 
 @pytest.fixture(autouse=True)
@@ -129,12 +130,7 @@ def test_tiering_compiles_in_its_own_thread_without_a_second_one():
     try:
         f = lambda x: fnp.sum(fnp.cos(x) * x ** 2)
         x = np.linspace(0, 1, 5)
-        g0 = fg.grad(f)(x)
-        tier = policy.tiers(f)[("grad", 0, False)]
-        deadline = time.time() + 60
-        while not tier.jitted and time.time() < deadline:
-            time.sleep(0.05)
-            fg.grad(f)(x)
+        g0, tier = compiled_in_background(f, x)
         (jitted,) = tier.jitted.values()
         assert not any(isinstance(e, Pending) for e in jitted._entries.values())
         np.testing.assert_allclose(fg.grad(f)(x), g0, rtol=1e-13)

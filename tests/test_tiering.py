@@ -78,16 +78,23 @@ def test_rebinding_a_global_drops_the_compiled_version():
     assert np.allclose(fg.grad(f)(np.ones(2)), 6.0)
 
 
-def test_background_compilation_answers_from_interpreter_meanwhile():
-    policy.threshold, policy.background = 1, True
-    f = lambda x: fnp.sum(fnp.cos(x) * x)
-    x = np.linspace(0, 1, 6)
+def compiled_in_background(f, x):
+    """fg.grad(f)(x) (interpreted) and f's grad tier, called until its background compile
+    (policy.background) has made it compiled, or 60 s."""
     g0 = fg.grad(f)(x)
     tier = policy.tiers(f)[("grad", 0, False)]
     deadline = time.time() + 60
     while not tier.jitted and time.time() < deadline:
         time.sleep(0.05)
         fg.grad(f)(x)
+    return g0, tier
+
+
+def test_background_compilation_answers_from_interpreter_meanwhile():
+    policy.threshold, policy.background = 1, True
+    f = lambda x: fnp.sum(fnp.cos(x) * x)
+    x = np.linspace(0, 1, 6)
+    g0, tier = compiled_in_background(f, x)
     assert tier.jitted
     np.testing.assert_allclose(fg.grad(f)(x), g0, rtol=1e-13)
 

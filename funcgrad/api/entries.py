@@ -105,16 +105,7 @@ def fast_key(args):
         x = args[0]
         t = type(x)
         return (x.shape, x.dtype) if t is np.ndarray else t if t in _PASS_SCALARS else None
-    key = []
-    for x in args:
-        t = type(x)
-        if t is np.ndarray:
-            key.append((x.shape, x.dtype))
-        elif t in _PASS_SCALARS:
-            key.append(t)
-        else:
-            return None
-    return tuple(key)
+    return _keyed(args, _PASS_SCALARS, [])
 
 
 _TREE_SCALARS = frozenset([float, np.float64, np.float32, np.int64, np.int32, np.bool_])
@@ -123,17 +114,21 @@ _TREE_SCALARS = frozenset([float, np.float64, np.float32, np.int64, np.int32, np
 def tree_key(td, leaves):
     """The dispatch key of pytree arguments whose leaves are all arrays (native byte order:
     others are converted, so never registered) or scalars that are traced; else None."""
-    key = [td]
-    for x in leaves:
+    return _keyed(leaves, _TREE_SCALARS, [td])
+
+
+def _keyed(values, scalars, key):
+    """key with each value's (shape, dtype), or its type if it is one of `scalars`; None if a
+    value is neither."""
+    for x in values:
         t = type(x)
         if t is np.ndarray:
             key.append((x.shape, x.dtype))
-        elif t in _TREE_SCALARS:
+        elif t in scalars:
             key.append(t)
         else:
             return None
     return tuple(key)
-
 
 
 def guard_exits(first, guards):
