@@ -183,12 +183,13 @@ MAX_INTERNED = 4096
 def _treedef(node_type, aux, children):
     """The PyTreeDef of a node, the same object for the same structure while the table has
     room: flattening the same kind of arguments on every call then yields the same
-    structures, which compare by identity (a compiled call's signature lookup)."""
-    try:
-        key = (node_type, aux, tuple(map(id, children)))
-        td = _INTERNED.get(key)
-    except TypeError:                      # an unhashable aux: not interned
+    structures, which compare by identity (a compiled call's signature lookup). Only nodes
+    without auxiliary data or with string keys are shared: other aux values may be equal and
+    still differ ({True: x} and {1: x}), or be unhashable."""
+    if aux is not None and not (type(aux) is tuple and all(type(k) is str for k in aux)):
         return PyTreeDef(node_type, aux, children)
+    key = (node_type, aux, tuple(map(id, children)))
+    td = _INTERNED.get(key)
     if td is None:
         td = PyTreeDef(node_type, aux, children)
         if len(_INTERNED) < MAX_INTERNED:

@@ -166,6 +166,10 @@ def test_tree_structures_are_shared_and_never_confused():
         assert tree_unflatten(td, leaves)[0].meta == meta
     a, b = (tree_flatten([Box(1.0, {"k": k})])[1] for k in (1, 2))
     assert a != b and a == tree_flatten([Box(7.0, {"k": 1})])[1]
+    for key in (1, True, 1.0):                   # equal keys of other types stay themselves
+        leaves, td = tree_flatten({key: 0.5})
+        (got,) = tree_unflatten(td, leaves)
+        assert type(got) is type(key)
 
 
 def test_lists_and_tuples_of_traced_values_are_accepted_like_numpy():
