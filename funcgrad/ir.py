@@ -337,6 +337,17 @@ class _Printer:
         return line
 
 
+def needed(prog: Program, var_ids):
+    """The equations of prog that the variables var_ids depend on, in program order."""
+    live, kept = set(var_ids), []
+    for e in reversed(prog.eqns):
+        if any(v.id in live for v in e.outputs):
+            kept.append(e)
+            live.update(v.id for v in e.inputs if isinstance(v, Var))
+    kept.reverse()
+    return kept
+
+
 def use_counts(prog: Program):
     """var id -> how many equation inputs and program outputs read it."""
     uses: dict[int, int] = {}

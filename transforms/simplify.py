@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..ir import Eqn, Lit, Program, Var, use_counts
+from ..ir import Eqn, Lit, Program, Var, needed, use_counts
 
 __all__ = ["dce", "cse", "fold_constants", "absorb_scatter_adds", "prune_outputs", "simplify"]
 
@@ -22,14 +22,8 @@ FOLD_MAX_SIZE = 16   # fold literal-only equations whose results are at most thi
 
 def dce(prog: Program) -> Program:
     """Drop equations whose outputs are never used (primitives are pure)."""
-    live = {o.id for o in prog.outs if not isinstance(o, Lit)}
-    kept = []
-    for e in reversed(prog.eqns):
-        if any(v.id in live for v in e.outputs):
-            kept.append(e)
-            live.update(v.id for v in e.inputs if not isinstance(v, Lit))
-    kept.reverse()
-    return Program(prog.in_vars, kept, prog.outs)
+    return Program(prog.in_vars, needed(prog, [o.id for o in prog.outs if isinstance(o, Var)]),
+                   prog.outs)
 
 
 class _Renamer:

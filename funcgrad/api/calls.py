@@ -113,10 +113,14 @@ class Args:
     def labels(self):
         """The traced leaves' names as the user wrote them (`params['w']`), for errors and IR
         (made when asked: a compiled call never needs them)."""
-        return [self._label(i, j) for i, j in self._where]
+        paths = {}                   # argument number -> its leaves' paths
+        for i, _ in self._where:
+            if i not in paths:
+                paths[i] = [p for p, _ in tree_flatten_with_path(self._named[i][1])[0]]
+        return [keystr(self._named[i][0], paths[i][j]) for i, j in self._where]
 
     def _label(self, i, j):
-        """The name of leaf j of argument i: `params['w']`."""
+        """The name of leaf j of argument i: `params['w']` (for an error about one leaf)."""
         name, arg = self._named[i]
         return keystr(name, tree_flatten_with_path(arg)[0][j][0])
 

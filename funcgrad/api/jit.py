@@ -29,8 +29,7 @@ from ..tree_util import tree_flatten, tree_unflatten
 from .background import (Pending, UseKernel, allowed, in_first_call, interpret_first,
                          kernel_ready)
 from .calls import Args, VjpPlan, evaluate, to_numpy, trace_call
-from .entries import (MISS, STALE, Entry, Paths, all_hold, fast_key, guard_exits, to_scalar,
-                      tree_key)
+from .entries import MISS, STALE, Entry, Paths, all_hold, fast_key, guard_exits, tree_key
 
 def prepare(prog):
     """The program as it is compiled: simplified, small arrays in loops made scalars."""
@@ -256,22 +255,9 @@ class JitFunction:
         vals = list(a.dyn_vals)
 
         def build():
-            from ..backend.compile import compile_program
-            entry = Entry(compile_program(prog, self.parallel, guard_exits(n_out, guards)),
-                          out_tree, prog.in_avals, prog.out_avals)
-            try:
-                entry.compiled.precompile([to_scalar(v) if s else v
-                                           for v, s in zip(vals, entry.scalar_in)])
-            except Exception as exc:
-                err = _numba_error(entry, exc, self.f)
-                if err is exc:
-                    raise
-                raise err from None
-            if not guards:
-                return entry
-            paths = Paths()
-            paths.add(entry, n_out, guards)
-            return paths
+            entry = self._entry(prog, out_tree, n_out, guards)
+            _first_run(entry, vals, self.f, precompile=True)
+            return _with_paths(entry, n_out, guards)
         pending = Pending(build, key)
         self._remember(sig, pending, None)
         out = interpret_first(prog, [*consts, *vals], pending)
@@ -289,18 +275,18 @@ class JitFunction:
         self._remember(sig, entry, key)
         return entry
 
+    def _entry(self, prog, out_tree, n_out, guards):
+        """The kernel of a traced program (its first n_out results f's, then its guards')."""
+        from ..backend.compile import compile_program
+        return Entry(compile_program(prog, self.parallel, guard_exits(n_out, guards)), out_tree,
+                     prog.in_avals, prog.out_avals)
+
     def _compile(self, a):
         """(the entry for a's signature, the results of this call)."""
-        from ..backend.compile import compile_program
         prog, consts, out_tree, n_out, guards = self._trace(a)
-        entry = Entry(compile_program(prog, self.parallel, guard_exits(n_out, guards)), out_tree,
-                      prog.in_avals, prog.out_avals)
+        entry = self._entry(prog, out_tree, n_out, guards)
         out = _first_run(entry, a.dyn_vals, self.f)     # Numba compiles on the first call
-        if not guards:
-            return entry, tree_unflatten(out_tree, out)
-        paths = Paths()
-        paths.add(entry, n_out, guards)
-        return paths, tree_unflatten(out_tree, out[:n_out])
+        return _with_paths(entry, n_out, guards), tree_unflatten(out_tree, out[:n_out])
 
     def _guarded(self, paths, a, tried=False):
         """A call of a signature whose control flow read traced values: the first compiled
@@ -310,7 +296,6 @@ class JitFunction:
             hit = paths.run(a.dyn_vals)
             if hit is not MISS:
                 return hit
-        from ..backend.compile import compile_program
         prog, consts, out_tree, n_out, guards = self._trace(a)
         if len(paths.paths) >= MAX_PATHS:
             if not paths.warned:
@@ -318,8 +303,7 @@ class JitFunction:
                 warn_at(paths.changed(guards), _too_many_paths(self.f))
             out = eval_program(prog, *consts, *a.dyn_vals)[:n_out]
             return tree_unflatten(out_tree, [to_numpy(o) for o in out])
-        entry = Entry(compile_program(prog, self.parallel, guard_exits(n_out, guards)), out_tree,
-                      prog.in_avals, prog.out_avals)
+        entry = self._entry(prog, out_tree, n_out, guards)
         out = _first_run(entry, a.dyn_vals, self.f)
         paths.add(entry, n_out, guards)
         return tree_unflatten(out_tree, out[:n_out])
@@ -358,11 +342,22 @@ def _check_sizes(prog):
             _check_sizes(sub)
 
 
-def _first_run(entry, vals, f):
-    """Run a new entry once; a Numba compilation failure becomes an error that names the
-    equation and the user's line it came from (the generated line's nearest comment)."""
+def _with_paths(entry, n_out, guards):
+    """What a signature keeps: its entry, or for a function whose control flow read traced
+    values (guards) the paths, this the first."""
+    if not guards:
+        return entry
+    paths = Paths()
+    paths.add(entry, n_out, guards)
+    return paths
+
+
+def _first_run(entry, vals, f, precompile=False):
+    """Run a new entry once (precompile: only have Numba compile it for vals' types); a Numba
+    compilation failure becomes an error that names the equation and the user's line it came
+    from (the generated line's nearest comment)."""
     try:
-        return entry.run(vals)
+        return entry.precompile(vals) if precompile else entry.run(vals)
     except Exception as exc:
         err = _numba_error(entry, exc, f)
         if err is exc:

@@ -13,7 +13,7 @@ import re
 
 import numpy as np
 
-from ..ir import Lit, Program, Var, use_counts
+from ..ir import Lit, Program, Var, needed, use_counts
 from .lowerings import names_with
 
 REDUCTIONS = names_with("reduction")
@@ -162,7 +162,7 @@ def partition(prog: Program, early=()):
     groups: list[Group] = []
     owner: dict[int, int] = {}
     uses = use_counts(prog)
-    cone = _cone(prog, early) if early else set()
+    cone = {id(e) for e in needed(prog, early)} if early else set()
     for e in prog.eqns:
         in_groups = {owner[v.id] for v in e.inputs if isinstance(v, Var) and v.id in owner}
         shape, soon = loop_shape(e), id(e) in cone
@@ -188,16 +188,6 @@ def partition(prog: Program, early=()):
             if e.prim.name == "scatter" and e.params["mode"] == "add":
                 chosen.scatter_add[e.outputs[0].id] = True
     return _schedule(groups)
-
-
-def _cone(prog, var_ids):
-    """id()s of the equations the variables var_ids depend on."""
-    need, cone = set(var_ids), set()
-    for e in reversed(prog.eqns):
-        if any(v.id in need for v in e.outputs):
-            cone.add(id(e))
-            need.update(v.id for v in e.inputs if isinstance(v, Var))
-    return cone
 
 
 def _schedule(groups):
