@@ -16,7 +16,8 @@ The interpreter runs the user's Python on every call; a compiled kernel does not
   these (dicts of any kind, lists, tuples, sets, objects' attributes, helper functions' own
   state) a few levels deep. Numbers and strings count by value, arrays by identity *and
   content* (a digest of their bytes), so rebinding *or mutating in place* anything f reads is
-  seen. The state is compared on every call; when it changed, the compiled forms are dropped
+  seen. The state is compared on every call (once f is hot, by checks generated for it:
+  guards.py, a few hundred nanoseconds); when it changed, the compiled forms are dropped
   and f is interpreted (and counted) again. Non-array arguments that are not traced (a config
   object passed as an argument) are part of the signature, by value the same way.
 * **Reproducibility.** f is compiled for a signature only after `threshold` interpreted calls
@@ -41,8 +42,6 @@ from __future__ import annotations
 import functools
 import os
 import random
-import sys
-import sysconfig
 import threading
 import types
 import warnings
@@ -51,7 +50,8 @@ import weakref
 import numpy as np
 
 from . import ir
-from .ir import Program, Traced, Var
+from .guards import Unguardable, _Walker, compile_guard, state_key, trace_key, value_key
+from .ir import Traced
 from .tree_util import tree_flatten
 
 __all__ = ["policy", "TieringPolicy", "state_key", "value_key"]
@@ -145,292 +145,6 @@ def _dead():
 policy = TieringPolicy()
 
 
-# ---- the state a function reads -------------------------------------------------------------
-
-_DEPTH = 6           # how many containers/attributes/helpers deep the walk goes
-_BUDGET = 5000       # values visited per call at most
-_SMALL_ARRAY = 4096  # bytes: smaller arrays count by their bytes, larger by a digest
-
-
-class Unguardable(Exception):
-    """f reads more state than the guards watch."""
-
-
-def _library_roots():
-    paths = sysconfig.get_paths()
-    roots = {paths[k] for k in ("stdlib", "platstdlib", "purelib", "platlib") if k in paths}
-    here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    roots |= {os.path.join(here, "funcgrad"), os.path.join(here, "transforms")}
-    return tuple(os.path.join(os.path.realpath(r), "") for r in roots)
-
-
-_LIB_ROOTS = _library_roots()
-_LIB_PACKAGES = frozenset({"funcgrad", "numpy", "numba", "scipy", "builtins"})
-@functools.lru_cache(maxsize=4096)
-def _library_file(filename):
-    """Code in the standard library, site-packages or funcgrad itself (not the user's: its
-    globals are not watched). Broader than _errors' notion, which only skips funcgrad/NumPy."""
-    return filename.startswith("<frozen") or os.path.realpath(filename).startswith(_LIB_ROOTS)
-
-
-@functools.lru_cache(maxsize=4096)
-def _library_module(name):
-    top = (name or "builtins").partition(".")[0]
-    file = getattr(sys.modules.get(top), "__file__", None)
-    return (top in _LIB_PACKAGES or top in sys.stdlib_module_names or file is None
-            or _library_file(file))
-
-
-_names_cache: dict = {}
-
-
-def _global_names(code):
-    """Names that `code` and the code nested in it (lambdas, comprehensions) look up."""
-    names = _names_cache.get(code)
-    if names is None:
-        found, todo = set(), [code]
-        while todo:
-            c = todo.pop()
-            found.update(c.co_names)
-            todo += [k for k in c.co_consts if isinstance(k, types.CodeType)]
-        names = tuple(sorted(found))
-        if len(_names_cache) > 10_000:
-            _names_cache.clear()
-        _names_cache[code] = names
-    return names
-
-
-def _array_key(a, identity=True):
-    if a.dtype.hasobject:
-        content = tuple(id(x) for x in a.flat)
-    elif a.nbytes <= _SMALL_ARRAY:
-        content = a.tobytes()
-    else:
-        from .backend.digest import array_digest
-        content = array_digest(a)
-    return (np.ndarray, id(a) if identity else None, a.shape, a.dtype.str, content)
-
-
-(_ATOM, _FLOAT, _GENERIC, _ARRAY, _IDENTITY, _TUPLE, _SEQ, _DICT, _SET, _FUNCTION, _METHOD,
- _PARTIAL, _PROGRAM, _VAR, _CLASS, _BUILTIN, _VALUE, _LIBRARY, _OBJECT) = (
-    "atom", "float", "generic", "array", "identity", "tuple", "seq", "dict", "set", "function",
-    "method", "partial", "program", "var", "class", "builtin", "value", "library", "object")
-_ATOMS = (bool, int, str, bytes, type(None), complex, type(Ellipsis), slice, range)
-_CATEGORY: dict = {}
-_LIBRARY_CODE: dict = {}       # code object -> defined in library code (cleared when large)
-
-
-def _categorize(t):
-    """How _Walker.key treats values of type t (computed once per type)."""
-    if t is float:
-        cat = _FLOAT
-    elif t in _ATOMS:
-        cat = _ATOM
-    elif issubclass(t, np.generic):
-        cat = _GENERIC
-    elif issubclass(t, np.ndarray):
-        cat = _ARRAY
-    elif issubclass(t, (types.ModuleType, Traced)):
-        cat = _IDENTITY
-    elif t is tuple:
-        cat = _TUPLE
-    elif issubclass(t, (tuple, list)):
-        cat = _SEQ
-    elif issubclass(t, dict):
-        cat = _DICT
-    elif issubclass(t, (set, frozenset)):
-        cat = _SET
-    elif t is types.FunctionType:
-        cat = _FUNCTION
-    elif t is types.MethodType:
-        cat = _METHOD
-    elif issubclass(t, functools.partial):
-        cat = _PARTIAL
-    elif issubclass(t, Program):
-        cat = _PROGRAM
-    elif issubclass(t, Var):
-        cat = _VAR
-    elif issubclass(t, type):
-        cat = _CLASS
-    elif t in (types.BuiltinFunctionType, types.MethodWrapperType):
-        cat = _BUILTIN
-    elif (t.__module__ or "builtins").partition(".")[0] in _LIB_PACKAGES:
-        cat = _VALUE if t.__hash__ is not object.__hash__ and t.__eq__ is not object.__eq__ \
-            else _LIBRARY
-    else:
-        cat = _OBJECT
-    if len(_CATEGORY) > 10_000:          # (classes made at run time would pile up)
-        _CATEGORY.clear()
-    _CATEGORY[t] = cat
-    return cat
-
-
-class _Walker:
-    """Builds a hashable, comparable key of a value and everything reachable from it that a
-    trace could read (see the module docstring)."""
-
-    def __init__(self, by_value=False):
-        self.budget = _BUDGET
-        self.seen: dict = {}
-        self.var_names: dict = {}
-        self.fresh: dict = {}
-        # compare funcgrad's own objects by their contents (the specs in a program's params,
-        # made anew by each trace), not by identity
-        self.by_value = by_value
-
-    def key(self, v, depth=_DEPTH):
-        t = type(v)
-        cat = _CATEGORY.get(t) or _categorize(t)
-        if cat is _ATOM:
-            return (t, v)
-        if cat is _FLOAT:
-            return (t, v if v == v else "nan")
-        self.budget -= 1
-        if cat is _FUNCTION:
-            code = v.__code__
-            lib = _LIBRARY_CODE.get(code)
-            if lib is None:
-                if len(_LIBRARY_CODE) > 100_000:
-                    _LIBRARY_CODE.clear()
-                lib = _LIBRARY_CODE[code] = _library_file(code.co_filename)
-            if lib and not self.by_value:
-                # funcgrad's and other libraries' functions are fixed once made; funcgrad's
-                # wrappers (grad, vmap, ...) point at the user's function through __wrapped__
-                inner = getattr(v, "__wrapped__", None)
-                return id(v) if inner is None else (id(v), self.key(inner, depth))
-            return self.function(v, depth) if depth > 0 else (t, id(v))
-        if cat is _TUPLE or cat is _SEQ or cat is _DICT or cat is _SET:
-            self.budget -= len(v)
-        if self.budget < 0:
-            raise Unguardable(f"it reads more than {_BUDGET} values from outside its arguments")
-        if cat is _GENERIC:
-            return (t, v.tobytes())
-        if cat is _ARRAY:
-            return _array_key(v)
-        if cat is _IDENTITY or depth <= 0:
-            return (t, id(v))
-        if cat is _VALUE:                       # an immutable value type of ours (PyTreeDef)
-            return (t, v)
-        d = depth - 1
-        if cat is _TUPLE:                       # immutable, no cycles: compared where repeated
-            return (t, tuple([self.key(x, d) for x in v]))
-        if cat is _VAR:                         # the same variable of the same program
-            return ("var", self.var_names.setdefault(v.id, len(self.var_names)))
-        if cat is _PROGRAM:
-            return self.program(v)
-        hit = self.seen.get(id(v))
-        if hit is not None:                     # met before in this walk (cycles end here)
-            return ("seen", hit[1])
-        self.seen[id(v)] = (v, len(self.seen))
-        if cat is _SEQ:
-            return (t, tuple([self.key(x, d) for x in v]))
-        if cat is _DICT:                        # (string keys as they are: the common case)
-            return (t, tuple([(k if type(k) is str else self.key(k, d), self.key(x, d))
-                              for k, x in v.items()]))
-        if cat is _SET:
-            return (t, frozenset(v))
-        if cat is _METHOD:
-            return (t, self.key(v.__self__, d), self.key(v.__func__, depth))
-        if cat is _PARTIAL:
-            return (t, self.key(v.func, depth), self.key(v.args, d), self.key(v.keywords, d))
-        if cat is _CLASS:
-            if _library_module(v.__module__):
-                return (t, id(v))
-            return (t, id(v), tuple([(k, self.key(x, d)) for k, x in vars(v).items()
-                                     if not k.startswith("__")]))
-        if cat is _BUILTIN:
-            owner = getattr(v, "__self__", None)
-            return (t, id(v)) if owner is None or isinstance(owner, types.ModuleType) else (
-                t, v.__name__, self.key(owner, d))
-        if cat is _LIBRARY:
-            if not self.by_value:
-                inner = getattr(v, "__wrapped__", None)
-                return (t, id(v)) if inner is None else (t, id(v), self.key(inner, depth))
-            if hasattr(v, "__trace_key__"):
-                return (t, self.key(v.__trace_key__, depth))
-            if not (hasattr(v, "__dict__") or hasattr(t, "__slots__")):
-                return (t, id(v))
-        parts = [t, id(t) if cat is _LIBRARY else self.key(t, d)]   # the class: its methods
-        if hasattr(v, "__dict__"):
-            parts.append(self.key(vars(v), depth))
-        for slot in getattr(t, "__slots__", ()):
-            parts.append(self.key(getattr(v, slot, None), d))
-        return tuple(parts)
-
-    def function(self, f, depth):
-        """A user's function (or, comparing traces, any function): its code, closure cells,
-        defaults and, for the user's own code, the globals it names."""
-        d = depth - 1
-        code = f.__code__
-        parts = [id(code)]
-        for cell in f.__closure__ or ():
-            try:
-                parts.append(self.key(cell.cell_contents, d))
-            except ValueError:            # an empty cell
-                parts.append(None)
-        if f.__defaults__:
-            parts.append(self.key(f.__defaults__, d))
-        if f.__kwdefaults__:
-            parts.append(self.key(f.__kwdefaults__, d))
-        if _LIBRARY_CODE.get(code) or _library_file(code.co_filename):
-            return tuple(parts)
-        glob = f.__globals__
-        names = _global_names(code)
-        for name in names:
-            v = glob.get(name, _MISSING)
-            if v is _MISSING:
-                continue
-            if type(v) is types.ModuleType:
-                if not _library_module(v.__name__):       # `config.scale` in a user module
-                    parts += [(name, a, self.key(getattr(v, a), d)) for a in names
-                              if a != name and hasattr(v, a)]
-                continue
-            parts.append((name, self.key(v, d)))
-        return tuple(parts)
-
-    # -- programs: what a trace recorded, compared between calls ---------------------------
-
-    def program(self, prog):
-        names = self.var_names
-
-        def atom(a):
-            if isinstance(a, Var):
-                return names.setdefault(a.id, len(names))
-            v = a.val                     # the same constant, even if a new array object
-            return ("lit", _array_key(v, False) if isinstance(v, np.ndarray) else self.key(v))
-
-        def param(prim, k, p):
-            if k in prim.fresh_params:          # unique per equation: only distinctness counts
-                return self.fresh.setdefault(p, len(self.fresh))
-            return self.key(p)
-
-        for v in prog.in_vars:
-            atom(v)
-        eqns = tuple((e.prim.name, tuple(map(atom, e.inputs)),
-                      tuple(sorted((k, param(e.prim, k, p)) for k, p in e.params.items())),
-                      tuple((atom(o), o.aval) for o in e.outputs)) for e in prog.eqns)
-        return (tuple(v.aval for v in prog.in_vars), eqns, tuple(map(atom, prog.outs)))
-
-
-_MISSING = object()
-
-
-def state_key(f):
-    """The key of everything f reads from outside its arguments (raises Unguardable)."""
-    return _Walker().key(f)
-
-
-def value_key(v):
-    """A key of v by value (numbers, strings, containers, objects' attributes; arrays by
-    identity and content): equal keys mean a trace reading v cannot tell them apart."""
-    return _Walker().key(v)
-
-
-def trace_key(prog):
-    """The key of a traced program: equal keys mean the same computation."""
-    return _Walker(by_value=True).program(prog)
-
-
 _TRACED_SCALARS = frozenset([float, complex, np.float64, np.float32, np.int64, np.int32, np.bool_])
 
 
@@ -495,6 +209,8 @@ class _Tier:
         self.jitted = {}          # sig -> compiled form (hot signatures)
         self.pending, self.failed = set(), set()
         self.never = None         # why f is never compiled, once known
+        self.guard = None         # guard(f): the state is still self.state (guards.py)
+        self.guard_tried, self.guard_misses = False, 0
 
     def why(self):
         if self.never:
@@ -515,16 +231,27 @@ class _Tier:
         try:
             sig = _signature(args, kwargs)
             hash(sig)
-            state = state_key(f)
+            guard = self.guard
+            if guard is not None and guard(f):
+                state = self.state           # what the walk would find (guards.py)
+            else:
+                state = state_key(f)
+                if guard is not None:        # rebuilt, unless it keeps failing on states
+                    self.guard = None        # the walk finds equal (containers made anew)
+                    self.guard_misses += state == self.state
+                    self.guard_tried = self.guard_misses >= 3
         except Unguardable as exc:
             self._give_up_all(str(exc), warn=True)
             return None, None
         except TypeError:
             return None, None
         if state != self.state:
-            self.state, self.runs, self.jitted = state, {}, {}
+            self.state, self.runs, self.jitted, self.guard = state, {}, {}, None
+            self.guard_tried = self.guard_misses >= 3
         jitted = self.jitted.get(sig)
         if jitted is not None:
+            if not self.guard_tried:         # hot: check the state cheaply from now on
+                self.guard, self.guard_tried = compile_guard(f, state), True
             return jitted, None
         record = self.runs.get(sig)
         if (record is not None and record[1] >= policy.threshold and sig not in self.pending
@@ -562,10 +289,15 @@ class _Tier:
             del self.jitted[next(iter(self.jitted))]
         self.jitted[sig] = jitted
 
-    def give_up(self, args, kwargs):
-        """Compiling or running this signature failed: interpret it from now on."""
+    def fall_back(self, interpreted, args, kwargs):
+        """The compiled form raised. The user's error (a singular matrix, a bad index) fails
+        interpreted too: it is raised from there, with the user's line, and the compiled form
+        stays. Only what works interpreted but not compiled makes this signature interpreted
+        from now on."""
+        out = interpreted(*args, **kwargs)
         self.jitted.pop(_signature(args, kwargs), None)
         self.failed.add(_signature(args, kwargs))
+        return out
 
     def _give_up_all(self, why, warn=False):
         self.never, self.jitted, self.runs = why, {}, {}
@@ -619,16 +351,31 @@ def tiered(f, kind, make_jit, interpreted):
     """`interpreted`, until f is hot for a signature; then f's compiled form (`make_jit()`).
     If compiling fails, that signature stays interpreted (which raises any user error)."""
     local = _Tiers()           # used when f cannot carry its own (see TieringPolicy)
+    memo = [None, None]        # (policy generation, f's _Tier of this kind): the hot path
 
     def call(*args, **kwargs):
-        return run_tiered(f, kind, make_jit, interpreted, args, kwargs, local)
+        tier = memo[1]
+        if tier is not None and memo[0] == policy.generation and not kwargs:
+            guard = tier.guard           # f's state unchanged and these arguments hot:
+            if guard is not None and guard(f) and policy.threshold > 0:
+                try:
+                    jitted = tier.jitted.get(_signature(args, None))
+                except TypeError:        # (unhashable: not a signature kept compiled)
+                    jitted = None
+                if jitted is not None:
+                    try:
+                        return jitted(*args)
+                    except Exception:
+                        return tier.fall_back(interpreted, args, kwargs)
+        tier = memo[1] = policy.tier(f, kind, local)
+        memo[0] = policy.generation
+        return run_tiered(tier, make_jit, interpreted, args, kwargs)
     return call
 
 
-def run_tiered(f, kind, make_jit, interpreted, args, kwargs, local=None):
-    """Call `interpreted` or, once f is hot for these arguments, its compiled form. `local`:
-    the wrapper's own _Tiers (see TieringPolicy)."""
-    tier = policy.tier(f, kind, local)
+def run_tiered(tier, make_jit, interpreted, args, kwargs):
+    """Call `interpreted` or, once the tier's function is hot for these arguments, its
+    compiled form."""
     if tier is None:
         return interpreted(*args, **kwargs)
     jitted, watch = tier.compiled_for(args, kwargs, make_jit)
@@ -636,12 +383,7 @@ def run_tiered(f, kind, make_jit, interpreted, args, kwargs, local=None):
         try:
             return jitted(*args, **kwargs)
         except Exception:
-            # The user's error (a singular matrix, a bad index) fails interpreted too: it is
-            # raised from there, with the user's line, and the compiled form stays. Only what
-            # works interpreted but not compiled makes this signature interpreted from now on.
-            out = interpreted(*args, **kwargs)
-            tier.give_up(args, kwargs)
-            return out
+            return tier.fall_back(interpreted, args, kwargs)
     if watch is None:
         return interpreted(*args, **kwargs)
     with watch:

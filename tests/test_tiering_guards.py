@@ -178,8 +178,8 @@ def test_state_in_a_nested_lambda_or_comprehension_is_watched():
 
 
 def test_too_much_state_is_interpreted_with_a_warning():
-    from funcgrad import tiering
-    table = list(range(tiering._BUDGET + 10))
+    from funcgrad import guards
+    table = list(range(guards._BUDGET + 10))
     loss = lambda x: fnp.sum(x) * len(table)
     with pytest.warns(RuntimeWarning, match="will not compile"):
         for _ in range(4):

@@ -44,26 +44,35 @@ class Entry:
                      self.compiled.fresh_outs, args, self.compiled.consts)
 
     def _fast_call(self):
-        """The call used when every argument is an array: as little Python as possible."""
+        """The call used from the dispatch fast path (arrays and plain scalars, as they came):
+        as little Python as possible."""
         fn, consts, tree = self.compiled.fn, tuple(self.compiled.consts), self.out_tree
-        fresh = self.compiled.fresh_outs
-        simple = not any(self.scalar_in) and not any(t is not None for t in self.out_types)
+        fresh, types = self.compiled.fresh_outs, self.out_types
         if tree is None:
             return None
-        if any(self.scalar_in):        # 0-d arguments go in as scalars, as on the first call
-            run = self.run
-            return lambda args: tree_unflatten(tree, run(args))
-        if simple and tree.node_type is None and len(self.out_types) == 1:
-            if fresh[0]:                   # allocated by the kernel: nothing to check
-                return lambda args: fn(*args, *consts)[0]
-
-            return lambda args: _own_one(fn(*args, *consts)[0], (*args, *consts))
-        types = self.out_types
-        if tree.node_type is None and len(types) == 1 and types[0] is not None:
-            t0 = types[0]          # one scalar result (a loss, a derivative of a scalar)
-            return lambda args: t0(fn(*args, *consts)[0])
+        scalar = self.scalar_in
+        if any(scalar):                # 0-d arguments go in as scalars, as on the first call
+            if len(scalar) == 1:
+                def call(args):
+                    return fn(to_scalar(args[0]), *consts)
+            else:
+                def call(args):
+                    return fn(*[to_scalar(v) if s else v for v, s in zip(args, scalar)],
+                              *consts)
+        else:
+            def call(args):
+                return fn(*args, *consts)
+        one = tree.node_type is None and len(types) == 1
+        if one and types[0] is not None:    # one scalar result (a loss, a derivative)
+            t0 = types[0]
+            return lambda args: t0(call(args)[0])
+        if one and fresh[0]:                 # one array the kernel allocated
+            return lambda args: call(args)[0]
+        if one and not any(scalar):
+            return lambda args: _own_one(call(args)[0], (*args, *consts))
+        # (scalar arguments are not arrays: owned() looks only at arrays)
         return lambda args: tree_unflatten(tree, owned([t(r) if t is not None else r for r, t in
-                                                        zip(fn(*args, *consts), types)],
+                                                        zip(call(args), types)],
                                                        fresh, args, consts))
 
 

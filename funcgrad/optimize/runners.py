@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import weakref
 
-from ..tiering import Unguardable, state_key
+from ..guards import Unguardable, state_key
 
 __all__ = ["cached_runner"]
 
