@@ -150,6 +150,8 @@ _TRACED_SCALARS = frozenset([float, complex, np.float64, np.float32, np.int64, n
 
 def _signature(args, kwargs):
     if not kwargs:                   # the common case, without flattening: arrays and numbers
+        if len(args) == 1 and type(args[0]) is np.ndarray:
+            return ((args[0].shape, args[0].dtype),)
         sig = []
         for x in args:
             t = type(x)

@@ -406,6 +406,12 @@ def stencils_2d(x, a, b):
     return fnp.sum(a * x[:, 1:] * x[:, :-1] ** 2) + fnp.sum(fnp.sin(x[1:, :]) * x[:-1, :] * b)
 
 
+def rosen_shifted(x, a, b):
+    """Rosenbrock on x[1:]: its gradient's carried chain is the first to write the zero
+    buffer, from element 1 on (fusion.first_writes: element 0 alone is zero-filled)."""
+    return fnp.sum(a * (x[2:] - x[1:-1] ** 2) ** 2 + (b - x[1:-1]) ** 2)
+
+
 @pytest.fixture(scope="module")
 def kernels_with_and_without_deferred_scatters():
     """fg.jit of the stencils' gradients, compiled with the shifted scatter-adds in the loop and
@@ -413,7 +419,7 @@ def kernels_with_and_without_deferred_scatters():
     loops of their own)."""
     from funcgrad.backend import codegen
     made, old = {}, codegen.DEFER_SCATTER_SIZE
-    shapes = {stencils: (300,), stencils_2d: (17, 19)}
+    shapes = {stencils: (300,), stencils_2d: (17, 19), rosen_shifted: (300,)}
     for size in (old, 10 ** 12):
         codegen.DEFER_SCATTER_SIZE = size
         try:
@@ -426,26 +432,32 @@ def kernels_with_and_without_deferred_scatters():
     src = fg.jit(fg.grad(stencils)).lower(np.ones(300), 1.0, 1.0).source
     assert re.search(r"if i0 >= 1:\n\s+\w+\[i0\] \+= \w+_next\d+", src), src    # offset 1
     assert re.search(r"for i0 in range\(\d+\):\n\s+\w+\[i0\] \+= \w+_at\d+\[i0\]", src), src
+    src = fg.jit(fg.grad(rosen_shifted)).lower(np.ones(300), 1.0, 1.0).source
+    assert re.search(r"(\w+) = np.empty.*\n\s+\1\[0:1\] = 0.0", src), src   # not zero-filled
+    assert re.search(r"\w+\[1 \+ i0\] = 0.0 \+ \w+", src), src             # first write
     return made, shapes
 
 
 @settings(max_examples=25, deadline=None, suppress_health_check=[
     HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
-@given(st.integers(0, 2 ** 31), st.floats(-3, 3), st.floats(-3, 3))
+@given(st.integers(0, 2 ** 31), st.sampled_from([0.0, -0.0]) | st.floats(-3, 3),
+       st.sampled_from([0.0, -0.0]) | st.floats(-3, 3), st.sampled_from([0.0, -0.0, 0.3]))
 def test_deferred_scatter_adds_change_no_result(kernels_with_and_without_deferred_scatters,
-                                                 seed, a, b):
+                                                 seed, a, b, zeros):
     """The speed path (shifted scatter-adds carried to the next iteration or added in loops of
-    their own) adds each element's terms in the interpreter's order: the same bits as the interpreter where the loop is plain
-    arithmetic, and within rounding of the kernel that adds them inside the loop."""
+    their own; a zero buffer stored into instead of added to) adds each element's terms in the
+    interpreter's order: the same bits as the interpreter where the loop is plain arithmetic
+    (signed zeros included), and within rounding of the kernel that adds them inside the loop."""
     made, shapes = kernels_with_and_without_deferred_scatters
     rng = np.random.default_rng(seed)
     for f, shape in shapes.items():
         x = rng.normal(0, 2, shape)
+        x[rng.random(shape) < 0.3] = zeros            # terms that are -0.0 or +0.0
         got, inline = made[f, True](x, a, b), made[f, False](x, a, b)
         np.testing.assert_allclose(got, inline, rtol=1e-13, atol=1e-12)
         prog = fg.jit(fg.grad(f)).lower(x, a, b).program
         want = fg.eval_program(prog, x, a, b)[0]
-        if f is stencils:
+        if f is not stencils_2d:
             assert_same_bits(got, want)
         else:
             np.testing.assert_allclose(got, want, rtol=1e-13, atol=1e-12)

@@ -192,7 +192,7 @@ def module_text(source, impls):
              "import math", "import numba", "import numpy as np",
              "from funcgrad.backend import vecmath as _vm"]
     if impls:
-        lines += ["from funcgrad.backend.codegen import objmode_call", "from funcgrad.ir import Aval",
+        lines += ["from funcgrad.backend.compile import objmode_call", "from funcgrad.ir import Aval",
                   "from funcgrad.primitives import REGISTRY", ""]
         try:
             for name in sorted(impls):

@@ -23,7 +23,7 @@ import numpy as np
 from ..ir import Lit, Program, Var, _Printer, sub_programs
 from . import split
 from .fusion import (INDEX_MAPS, REDUCTIONS, literal_broadcasts, materialized, packs,
-                     partition, scatter_plan, slice_positions, use_counts)
+                     partition, scatter_plan, slice_positions, use_counts, first_writes)
 from .lowerings import lowering, numba_type, printable
 from .scalar_code import (FAST_MATH, fast_math_template, reduction_start, scalar_template,
                           vecmath_calls)
@@ -111,6 +111,8 @@ class Generator:
         self.parts = 0
         self.uses, self.inputs, self.producer = {}, set(), {}
         self.lit_values = {}            # var id -> scalar: the value of a broadcast literal
+        # zero buffers a scatter-add chain writes first (fusion.first_writes): not zero-filled
+        self.fills, self.firsts, self.tails = {}, set(), set()
         self.packs: dict[int, list] = {}     # id(concatenate) -> the values it packs (fusion.packs)
         self.unused: set[int] = set()        # id(reshape) whose only reader is such a pack
         self.in_var_uses: Counter = Counter()   # var id -> sub-programs with it as an input
@@ -150,6 +152,17 @@ class Generator:
         return (p is not None and (p.elementwise or lowering(p).fresh)    # elementwise: in loops
                 and x.id not in self.inputs)
 
+    def zeros(self, x):
+        """x is a buffer of +0.0 (or 0) this kernel makes and reads nowhere else."""
+        v = self.lit_values.get(x.id) if isinstance(x, Var) else None
+        return (v is not None and x.aval.dtype.kind in "fiu" and v == 0 and not np.signbit(v)
+                and self.owns(x))
+
+    def planned(self, g):
+        """A loop group's scatter-adds are written as fusion.scatter_plan says."""
+        split_body = self.large and len(g.eqns) > split.CHUNK_SIZE
+        return bool(g.shape) and not split_body and int(np.prod(g.shape)) >= DEFER_SCATTER_SIZE
+
     def owns(self, x):
         """x is fresh and read nowhere else, so an update may write into it (others are
         copied first)."""
@@ -180,6 +193,9 @@ class Generator:
         in parts (split.py) when the program is large."""
         order = partition(prog, self.exits if prog is self.prog else ())
         need = materialized(prog, order)
+        for have, found in zip((self.fills, self.firsts, self.tails),
+                               first_writes(order, self.zeros, self.planned)):
+            have.update(found)
         if not (self.large and split.weight(prog, self.weights) > split.CHUNK_SIZE):
             exits = self.exits if prog is self.prog else {}
             for g in order:
@@ -315,22 +331,6 @@ class Generator:
         return [f"({''.join(o + ', ' for o in got)}) = {fn}({', '.join(ins)})"]
 
 
-def objmode_call(prim, params, avals, where=None):
-    """The Python callable behind an objmode block: NumPy impl, outputs in the declared types.
-    An error NumPy raises (LinAlgError, ...) gets a note naming the user's line `where`."""
-    def call(*args):
-        try:
-            out = prim.impl(*[np.asarray(a) for a in args], **params)
-        except Exception as exc:
-            if where is not None and hasattr(exc, "add_note"):
-                exc.add_note(f"funcgrad: {prim.name} failed on values computed at {where}")
-            raise
-        outs = out if prim.multiple_results else (out,)
-        return tuple(np.asarray(o, dtype=a.dtype).reshape(a.shape)[()] if a.ndim == 0
-                     else np.ascontiguousarray(o, dtype=a.dtype) for o, a in zip(outs, avals))
-    return call
-
-
 class LoopEmitter:
     """Emit one loop group."""
 
@@ -352,8 +352,7 @@ class LoopEmitter:
         # scatter-adds into one buffer at different offsets (x[1:] and x[:-1] in Rosenbrock's
         # gradient) make iteration i+1 read what iteration i wrote: LLVM does not vectorise
         # that. See fusion.scatter_plan: each element still gets its terms in the interpreter's order
-        self.plan = (scatter_plan(group.eqns, self.idx) if bool(self.shape) and not
-                     self.split_body and int(np.prod(self.shape)) >= DEFER_SCATTER_SIZE else {})
+        self.plan = scatter_plan(group.eqns, self.idx) if gen.planned(group) else {}
         self.later: list[tuple[str, str]] = []    # (buffer[position], stored term) after it
 
     def index(self, positions):
@@ -437,8 +436,12 @@ class LoopEmitter:
                 if not self.shape:
                     gen.alias([out], [spread])
                 elif out.id in self.need and not self.store(out, oname, spread, pre):
-                    pre.append(f"{oname} = np.full({gen.dims(self.shape)}, {spread}, "
-                               f"{dtype_text(out.aval.dtype)})")
+                    dt, fill = dtype_text(out.aval.dtype), gen.fills.get(out.id)
+                    pre.append(f"{oname} = np.full({gen.dims(self.shape)}, {spread}, {dt})"
+                               if fill is None else f"{oname} = np.empty({gen.dims(self.shape)}, {dt})")
+                    pre += [f"{oname}[{a}:{b}] = {spread}" for a, b in
+                            ((0, fill and fill[0]), (fill and fill[1], self.shape[0]))
+                            if fill and a < b]
                 continue
             elif e.prim.name in INDEX_MAPS:
                 self.body.append(f"{local} = {self.read_mapped(e.inputs[0], e)}")
@@ -557,7 +560,8 @@ class LoopEmitter:
             self.body += [f"if i0 >= 1:", f"    {oname}{self.index(first)} += {carried}",
                           f"{carried} = {self.read(u)}"]
             last = re.sub(r"\bi0\b", f"({n} - 1)", target)
-            post += [f"if {n} > 0:", f"    {last} += {carried}"]
+            store = f"= {literal(0, u.aval.dtype)} +" if id(e) in self.gen.tails else "+="
+            post += [f"if {n} > 0:", f"    {last} {store} {carried}"]
             return
         if how == "pass":
             term = f"{oname}_at{len(self.later)}"
@@ -566,6 +570,8 @@ class LoopEmitter:
             self.body.append(f"{term}{self.index(self.idx)} = {self.read(u)}")
             self.later.append((target, f"{term}{self.index(self.idx)}"))
             return
+        if id(e) in self.gen.firsts:           # the first write to a zero buffer
+            op = f"= {literal(0, u.aval.dtype)} +"
         self.body.append(f"{target} {op} {self.read(u)}")
 
     def reduction(self, e, oname, pre, post):

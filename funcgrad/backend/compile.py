@@ -20,7 +20,7 @@ import numpy as np
 from . import cache
 from .._errors import KernelInterrupted
 from . import loop_emitters  # noqa: F401  (registers the loop and branch emitters)
-from .codegen import Generator, objmode_call
+from .codegen import Generator
 from ..interpreter import eval_program
 from ..ir import Var
 
@@ -136,3 +136,19 @@ def _build(source, impls, parallel):
     namespace.update({name: objmode_call(*spec) for name, spec in impls.items()})
     exec(compile(source, filename, "exec"), namespace)
     return numba.njit(error_model="numpy", parallel=parallel)(namespace["kernel"])
+
+
+def objmode_call(prim, params, avals, where=None):
+    """The Python callable behind an objmode block: NumPy impl, outputs in the declared types.
+    An error NumPy raises (LinAlgError, ...) gets a note naming the user's line `where`."""
+    def call(*args):
+        try:
+            out = prim.impl(*[np.asarray(a) for a in args], **params)
+        except Exception as exc:
+            if where is not None and hasattr(exc, "add_note"):
+                exc.add_note(f"funcgrad: {prim.name} failed on values computed at {where}")
+            raise
+        outs = out if prim.multiple_results else (out,)
+        return tuple(np.asarray(o, dtype=a.dtype).reshape(a.shape)[()] if a.ndim == 0
+                     else np.ascontiguousarray(o, dtype=a.dtype) for o, a in zip(outs, avals))
+    return call

@@ -55,13 +55,8 @@ def scatter_plan(eqns, idx):
         LLVM vectorises such a first-order recurrence);
     ("pass", None): otherwise, from the first one at another position on, the terms are
         stored and added in a loop of their own after this one, in equation order."""
-    chains = {}                 # var id of a chain's latest buffer -> its scatter-adds
-    for e in eqns:
-        x = e.inputs[0]
-        if e.prim.name == "scatter" and e.params["mode"] == "add" and x.aval.ndim:
-            chains[e.outputs[0].id] = chains.pop(getattr(x, "id", None), []) + [e]
     plan = {}
-    for chain in chains.values():
+    for chain in _chains(eqns):
         pos = [slice_positions(e.params["spec"], e.inputs[0].aval.shape, idx)
                for e in chain]
         if all(p == pos[0] for p in pos):
@@ -74,6 +69,44 @@ def scatter_plan(eqns, idx):
         first = next(k for k, p in enumerate(pos) if p != pos[0])
         plan.update((id(e), ("pass", None)) for e in chain[first:])
     return plan
+
+
+def _chains(eqns):
+    """The scatter-adds of `eqns` grouped by buffer (each writes the one the last made)."""
+    chains = {}                 # var id of a chain's latest buffer -> its scatter-adds
+    for e in eqns:
+        x = e.inputs[0]
+        if e.prim.name == "scatter" and e.params["mode"] == "add" and x.aval.ndim:
+            chains[e.outputs[0].id] = chains.pop(getattr(x, "id", None), []) + [e]
+    return chains.values()
+
+
+def first_writes(order, zeros, planned):
+    """Scatter-add chains that a loop writes with scatter_plan's carried term into a buffer of
+    zeros made for them (`zeros(var)`: +0.0 everywhere, read by nothing else), in the groups
+    `order` whose plans are used (`planned(group)`). Such a chain is the first to write each
+    element it reaches, so instead of adding to a zero-filled buffer it stores `0 + term` (the
+    same value: no sum starting at +0.0 is ever -0.0, so adding its later terms, the carried
+    +0.0 of the first iteration included, goes as before): Rosenbrock's gradient loop then
+    reads nothing back and skips a pass over memory. Returns ({buffer var id: the (start,
+    stop) of the elements the chain writes}, {id(scatter-add) whose write at the loop index
+    is the first}, {id(scatter-add) whose carried write after the loop is the first})."""
+    fills, firsts, tails = {}, set(), set()
+    for g in order:
+        if g.shape is None or len(g.shape) != 1 or not planned(g):
+            continue
+        plan = scatter_plan(g.eqns, ["i0"])
+        for chain in _chains(g.eqns):
+            carried = [e for e in chain if plan.get(id(e), ("",))[0] == "next"]
+            x = chain[0].inputs[0]
+            if not carried or x.aval.ndim != 1 or not zeros(x):
+                continue
+            (start,) = slice_positions(chain[0].params["spec"], x.aval.shape, ["i0"])
+            start = _offset([start])
+            fills[x.id] = (start, start + g.shape[0] + 1)
+            firsts.add(id(chain[0]))
+            tails.add(id(carried[0]))
+    return fills, firsts, tails
 
 
 def _offset(position):
