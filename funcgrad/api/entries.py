@@ -13,8 +13,8 @@ import numpy as np
 from .._errors import FuncgradError
 from ..tree_util import tree_unflatten
 
-__all__ = ["Entry", "Paths", "MISS", "STALE", "all_hold", "fast_key", "guard_exits", "owned",
-           "to_scalar", "tree_key"]
+__all__ = ["Entry", "Paths", "MISS", "PASS_SCALARS", "STALE", "all_hold", "fast_key", "guard_exits",
+           "owned", "to_scalar", "tree_key"]
 
 
 class Entry:
@@ -81,7 +81,7 @@ def to_scalar(v):
     t = type(v)
     if t is np.ndarray:
         return v[()]
-    return v if t in _PASS_SCALARS else np.asarray(v)[()]
+    return v if t in PASS_SCALARS else np.asarray(v)[()]
 
 
 def _own_one(r, sources):
@@ -109,7 +109,7 @@ def owned(results, fresh, args, consts):
 
 
 # Arguments that Numba accepts as they are: arrays, and scalars of these types
-_PASS_SCALARS = frozenset([float, int, bool, np.float64, np.float32, np.int64, np.int32, np.bool_])
+PASS_SCALARS = frozenset([float, int, bool, np.float64, np.float32, np.int64, np.int32, np.bool_])
 
 
 def fast_key(args):
@@ -117,8 +117,8 @@ def fast_key(args):
     if len(args) == 1:
         x = args[0]
         t = type(x)
-        return (x.shape, x.dtype) if t is np.ndarray else t if t in _PASS_SCALARS else None
-    return _keyed(args, _PASS_SCALARS, [])
+        return (x.shape, x.dtype) if t is np.ndarray else t if t in PASS_SCALARS else None
+    return _keyed(args, PASS_SCALARS, [])
 
 
 _TREE_SCALARS = frozenset([float, np.float64, np.float32, np.int64, np.int32, np.bool_])

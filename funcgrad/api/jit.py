@@ -29,7 +29,8 @@ from ..tree_util import tree_flatten, tree_unflatten
 from .background import (Pending, UseKernel, allowed, in_first_call, interpret_first,
                          kernel_ready)
 from .calls import Args, VjpPlan, evaluate, to_numpy, trace_call
-from .entries import MISS, STALE, Entry, Paths, all_hold, fast_key, guard_exits, tree_key
+from .entries import (MISS, PASS_SCALARS, STALE, Entry, Paths, all_hold, fast_key, guard_exits,
+                      tree_key)
 
 def prepare(prog):
     """The program as it is compiled: simplified, small arrays in loops made scalars."""
@@ -158,7 +159,12 @@ class JitFunction:
 
     def __call__(self, *args, **kwargs):
         if not kwargs:
-            key = fast_key(args)
+            if len(args) == 1:           # (fast_key inlined: one array or number)
+                x = args[0]
+                t = type(x)
+                key = (x.shape, x.dtype) if t is np.ndarray else t if t in PASS_SCALARS else None
+            else:
+                key = fast_key(args)
             hit, vals = self._fast.get(key), args
             if key is None and self._trees:     # pytrees of arrays: keyed by their structure
                 vals, td = tree_flatten(args)
