@@ -202,3 +202,32 @@ def test_user_strings_are_constants_in_the_generated_source():
     w.walk("v0", f)
     assert evil not in w.source() and "os.system" not in w.source()
     assert compile_guard(f, state_key(f))(f)
+
+
+REBUILT = {"scale": 2.0}
+
+
+def _rebuilt_loss(x):
+    return fnp.sum(REBUILT["scale"] * x ** 2)
+
+
+def test_state_rebuilt_equal_each_call_stays_compiled_and_stops_generating_checks():
+    """A dict rebuilt with equal contents before every call fails the identity check but not
+    the walk: the compiled form stays, and after three such calls no more checks are made."""
+    import funcgrad as fg
+    from funcgrad.tiering import policy
+    old = policy.threshold, policy.background
+    policy.reset()
+    policy.threshold, policy.background = 2, False
+    try:
+        g = fg.grad(_rebuilt_loss)
+        x = np.array([1.0, -2.0])
+        global REBUILT
+        for k in range(12):
+            REBUILT = {"scale": 2.0 if k < 10 else 3.0}
+            np.testing.assert_allclose(g(x), 2 * REBUILT["scale"] * x)
+        tier = policy.tiers(_rebuilt_loss)[("grad", 0, False)]
+        assert tier.guard_misses >= 3 and tier.guard is None and tier.guard_tried
+    finally:
+        policy.threshold, policy.background = old
+        policy.reset()
