@@ -23,11 +23,12 @@ from . import numpy  # noqa: F401  (funcgrad.numpy)
 from . import nn  # noqa: F401  (fg.nn)
 from . import optim  # noqa: F401  (fg.optim)
 from . import flatten_util, optimize, scipy  # noqa: F401  (fg.flatten_util, fg.optimize, fg.scipy)
+from .ode import ODEError, odeint
 
 from ._version import __version__  # noqa: E402
 __all__ = ["grad", "value_and_grad", "vjp", "jvp", "linearize", "jacfwd", "jacrev", "hessian", "hvp", "vmap",
            "stop_gradient", "custom_vjp", "custom_jvp", "custom_root", "custom_linear_solve", "checkpoint", "checkpoint_name", "checkpoint_policies",
            "pure_callback", "make_ir", "jit",
-           "fori_loop", "scan", "while_loop", "cond", "switch", "disable_jit", "clear_cache", "cache_dir", "eval_program", "tree_util", "nn", "optim", "optimize", "scipy", "flatten_util", "Program",
+           "fori_loop", "scan", "while_loop", "cond", "switch", "disable_jit", "clear_cache", "cache_dir", "eval_program", "tree_util", "nn", "optim", "optimize", "scipy", "flatten_util", "Program", "odeint", "ODEError",
            "FuncgradError", "CarryTypeError", "ConcretizationError", "MutationError", "NonScalarOutputError",
            "IntegerInputError", "UnsupportedFunctionError", "UnsupportedDtypeError", "ShapeError", "EscapedTracerError"]

@@ -1,0 +1,198 @@
+"""fg.odeint: solutions against SciPy and closed forms, derivatives against finite differences
+and closed forms (both modes, orders 1 and 2 where the solver is smooth), pytrees, vmap,
+failures that are reported, and run-time tolerances that do not recompile.
+
+Eager calls compile one kernel per (function, method, state structure): the functions below
+are shared between tests so that CI compiles each once."""
+import numpy as np
+import pytest
+from scipy.integrate import solve_ivp
+
+import funcgrad as fg
+import funcgrad.numpy as fnp
+from funcgrad.ode import ODEError
+from funcgrad.testing import check_grads
+
+
+def lotka_volterra(y, t, a, b, c, d):
+    return fnp.stack([a * y[0] - b * y[0] * y[1], -c * y[1] + d * y[0] * y[1]])
+
+
+def lorenz(y, t, sigma, rho, beta):
+    return fnp.stack([sigma * (y[1] - y[0]), y[0] * (rho - y[2]) - y[1],
+                      y[0] * y[1] - beta * y[2]])
+
+
+def pendulum(y, t, g):
+    return fnp.stack([y[1], -g * fnp.sin(y[0])])
+
+
+def decay(y, t, k):
+    return -k * y
+
+
+LV = (lotka_volterra, np.array([10.0, 5.0]), (1.5, 1.0, 3.0, 1.0), 10.0)
+PROBLEMS = {
+    "lotka_volterra": LV,
+    "lorenz": (lorenz, np.array([1.0, 1.0, 1.0]), (10.0, 28.0, 8.0 / 3.0), 1.0),
+    "pendulum": (pendulum, np.array([2.5, 0.0]), (9.81,), 5.0),
+}
+
+
+def reference(func, y0, args, ts):
+    """SciPy's DOP853 at tolerances far tighter than the ones tested."""
+    rhs = lambda t, y: np.asarray(fg.eval_program(fg.make_ir(func)(y, t, *args), y, t, *args)[0])
+    return solve_ivp(rhs, (ts[0], ts[-1]), y0, t_eval=ts, rtol=1e-13, atol=1e-13,
+                     method="DOP853").y.T
+
+
+@pytest.mark.parametrize("name", sorted(PROBLEMS))
+@pytest.mark.parametrize("method", ["dopri5", "tsit5"])
+def test_adaptive_solutions_match_scipy(name, method):
+    """At rtol = atol = 1e-9 the global error is that of SciPy's RK45 at the same tolerances
+    (the same Dormand-Prince pair and controller), within a factor of 3."""
+    func, y0, args, t_end = PROBLEMS[name]
+    ts = np.linspace(0.0, t_end, 17)       # (most output times fall inside steps: dense output)
+    want = reference(func, y0, args, ts)
+    got = fg.odeint(func, y0, ts, *args, rtol=1e-9, atol=1e-9, method=method)
+    rk45 = solve_ivp(lambda t, y: np.asarray(func(y, t, *args)), (0.0, t_end), y0, t_eval=ts,
+                     rtol=1e-9, atol=1e-9).y.T
+    assert got.shape == (17, y0.size)
+    scale = np.abs(want).max()
+    assert np.abs(got - want).max() <= 3 * max(np.abs(rk45 - want).max(), 1e-12 * scale)
+
+
+def test_the_same_steps_as_scipy_rk45():
+    """dopri5 is SciPy's RK45 algorithm (pair, controller, starting step): the same number of
+    right-hand side evaluations on Lotka-Volterra."""
+    func, y0, args, t_end = LV
+    ts = np.linspace(0.0, t_end, 21)
+    _, info = fg.odeint(func, y0, ts, *args, full_output=True)
+    rk45 = solve_ivp(lambda t, y: np.asarray(func(y, t, *args)), (0.0, t_end), y0,
+                     t_eval=ts, rtol=1.4e-8, atol=1.4e-8)
+    assert info["status"] == 0 and info["message"] == "integration successful"
+    assert info["nfev"] == rk45.nfev
+
+
+@pytest.mark.parametrize("method", ["dopri5", "tsit5"])
+def test_dense_output_is_fourth_order(method):
+    """Between steps the solution comes from the continuous extension: halving the step size
+    (tighter tolerance) shrinks its error at mid-step times about 2^4-fold or more."""
+    ts = np.linspace(0.0, 2.0, 41)
+    errs = []
+    for first in (0.2, 0.1):                # fixed steps: a huge tolerance, a given first step
+        got = fg.odeint(decay, np.array([1.0]), ts, 1.5, rtol=1e3, atol=1e3, method=method,
+                        first_step=first, max_steps=10_000)
+        errs.append(np.abs(got[:, 0] - np.exp(-1.5 * ts)).max())
+    assert errs[1] < errs[0] / 12, errs
+
+
+def test_rk4_converges_at_fourth_order():
+    ts = np.array([0.0, 1.0, 2.0])
+    errs = [np.abs(fg.odeint(decay, np.array([1.0]), ts, 2.0, method="rk4", dt=dt)[:, 0]
+                   - np.exp(-2.0 * ts)).max() for dt in (0.1, 0.05)]
+    assert 14 < errs[0] / errs[1] < 18, errs
+
+
+def test_gradients_match_closed_forms():
+    """y = y0 exp(-k t): d/dk, d/dy0 and d/dt of a loss on the solution, at tight tolerance."""
+    ts = np.array([0.0, 0.5, 1.3])
+
+    def loss(y0, k, ts):
+        return fnp.sum(fg.odeint(decay, y0, ts, k, rtol=1e-12, atol=1e-12) ** 2)
+    y0, k = np.array([1.5]), 0.7
+    ys = y0 * np.exp(-k * ts)
+    g_y0, g_k, g_t = fg.grad(loss, argnums=(0, 1, 2))(y0, k, ts)
+    np.testing.assert_allclose(g_y0, np.sum(2 * ys * np.exp(-k * ts)), rtol=1e-8)
+    np.testing.assert_allclose(g_k, np.sum(2 * ys * -ts * ys), rtol=1e-8)
+    want_t = 2 * ys * (-k * ys)
+    want_t[0] = -np.sum(want_t[1:])          # moving the start moves every later value
+    np.testing.assert_allclose(g_t, want_t, rtol=1e-7, atol=1e-12)
+
+
+def test_fixed_step_gradients_match_finite_differences():
+    """rk4 is smooth in everything: orders 1 and 2, forward and reverse mode."""
+    ts = np.array([0.0, 0.3, 0.7])
+
+    def f(y0, p):
+        return fg.odeint(lotka_volterra, y0, ts, p[0], p[1], p[2], p[3], method="rk4", dt=0.1)
+    check_grads(f, (np.array([1.0, 0.5]), np.array([1.5, 1.0, 3.0, 1.0])), order=2,
+                rtol=1e-6, atol=1e-8)
+
+
+def test_adaptive_gradients_match_finite_differences():
+    """dopri5's derivative is that of its steps (sizes held): finite differences, which move
+    the steps, agree to the solver's tolerance."""
+    ts = np.array([0.0, 0.4, 1.0])
+
+    def f(y0, p):
+        return fg.odeint(lotka_volterra, y0, ts, p[0], p[1], p[2], p[3], rtol=1e-11,
+                         atol=1e-11)
+    check_grads(f, (np.array([1.0, 0.5]), np.array([1.5, 1.0, 3.0, 1.0])), order=1,
+                eps=1e-4, rtol=1e-6, atol=1e-7)
+
+
+def test_pytree_state_and_args():
+    def rhs(state, t, params):
+        return {"x": state["v"], "v": -params["k"] * state["x"] - params["c"] * state["v"]}
+    ts = np.linspace(0.0, 1.0, 5)
+    state = {"x": np.array([1.0, 2.0]), "v": np.array([0.0, 0.5])}
+    out = fg.odeint(rhs, state, ts, {"k": 4.0, "c": 0.1})
+    assert set(out) == {"x", "v"} and out["x"].shape == (5, 2)
+    flat = fg.odeint(lambda y, t: fnp.concatenate([y[2:], -4.0 * y[:2] - 0.1 * y[2:]]),
+                     np.array([1.0, 2.0, 0.0, 0.5]), ts)
+    np.testing.assert_allclose(out["x"], flat[:, :2], rtol=1e-12, atol=1e-14)
+    g = fg.grad(lambda p: fnp.sum(fg.odeint(rhs, state, ts, p)["x"][-1]))(
+        {"k": 4.0, "c": 0.1})
+    assert set(g) == {"k", "c"} and np.isfinite(g["k"]) and g["k"] != 0.0
+
+
+def test_vmap_over_initial_conditions_and_jit():
+    ts = np.linspace(0.0, 1.0, 4)
+    y0s = np.array([[10.0, 5.0], [8.0, 4.0], [1.0, 1.0]])
+    solve = lambda y0: fg.odeint(lotka_volterra, y0, ts, *LV[2])
+    batched = fg.vmap(solve)(y0s)
+    one_by_one = np.stack([solve(y0) for y0 in y0s])
+    np.testing.assert_allclose(batched, one_by_one, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(fg.jit(solve)(y0s[1]), one_by_one[1], rtol=1e-12, atol=1e-12)
+
+
+def test_tolerances_are_run_time_values():
+    """Changing rtol/atol reuses the compiled solve (no new kernel), and tighter is closer."""
+    from funcgrad.optimize.runners import _RUNNERS
+    func, y0, args, t_end = LV
+    ts = np.linspace(0.0, 2.0, 3)
+    want = reference(func, y0, args, ts)
+    errs, kernels = [], []
+    for tol in (1e-5, 1e-8, 1e-11):
+        errs.append(np.abs(fg.odeint(func, y0, ts, *args, rtol=tol, atol=tol) - want).max())
+        (runner,) = [r for key, (_, r) in _RUNNERS[func].items() if key[1][0] == "dopri5"]
+        kernels.append(len(runner._entries))
+    assert errs[0] > errs[1] > errs[2]
+    assert kernels[0] == kernels[1] == kernels[2]
+
+
+def test_failures_are_reported_never_silent():
+    func, y0, args, _ = LV
+    ts = np.linspace(0.0, 10.0, 5)
+    with pytest.raises(ODEError, match="max_steps"):
+        fg.odeint(func, y0, ts, *args, max_steps=20)
+    ys, info = fg.odeint(func, y0, ts, *args, max_steps=20, full_output=True)
+    assert info["status"] == 1 and np.isnan(ys[-1]).all() and not np.isnan(ys[0]).any()
+    blow_up = lambda y, t: y * y                        # y = 1 / (1 - t): infinite at t = 1
+    with pytest.raises(ODEError, match="step size underflow"):
+        fg.odeint(blow_up, np.array([1.0]), np.array([0.0, 0.5, 2.0]))
+    traced = fg.jit(lambda y0: fg.odeint(blow_up, y0, np.array([0.0, 0.5, 2.0])))(
+        np.array([1.0]))
+    np.testing.assert_allclose(traced[1], [2.0], rtol=1e-6)
+    assert np.isnan(traced[2]).all()
+
+
+def test_bad_input_gets_clear_errors():
+    func, y0, args, _ = LV
+    with pytest.raises(ValueError, match="method must be one of"):
+        fg.odeint(func, y0, [0.0, 1.0], *args, method="euler")
+    with pytest.raises(ValueError, match="must increase"):
+        fg.odeint(func, y0, [1.0, 0.0], *args)
+    with pytest.raises(ValueError, match="returned 3 values in all for a state of 2"):
+        fg.odeint(lambda y, t: fnp.concatenate([y, y[:1]]), y0, [0.0, 1.0])
