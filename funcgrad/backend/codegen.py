@@ -436,12 +436,10 @@ class LoopEmitter:
                 if not self.shape:
                     gen.alias([out], [spread])
                 elif out.id in self.need and not self.store(out, oname, spread, pre):
-                    dt, fill = dtype_text(out.aval.dtype), gen.fills.get(out.id)
-                    pre.append(f"{oname} = np.full({gen.dims(self.shape)}, {spread}, {dt})"
-                               if fill is None else f"{oname} = np.empty({gen.dims(self.shape)}, {dt})")
-                    pre += [f"{oname}[{a}:{b}] = {spread}" for a, b in
-                            ((0, fill and fill[0]), (fill and fill[1], self.shape[0]))
-                            if fill and a < b]
+                    dims, dt, rest = gen.dims(self.shape), dtype_text(out.aval.dtype), gen.fills.get(out.id)
+                    pre.append(f"{oname} = np.full({dims}, {spread}, {dt})" if rest is None else
+                               f"{oname} = np.empty({dims}, {dt})")        # (first_writes)
+                    pre += [f"{oname}[{a}:{b}] = {spread}" for a, b in rest or ()]
                 continue
             elif e.prim.name in INDEX_MAPS:
                 self.body.append(f"{local} = {self.read_mapped(e.inputs[0], e)}")
@@ -557,7 +555,7 @@ class LoopEmitter:
         if how == "next":       # the term of iteration i goes where iteration i + 1 adds
             carried, n = f"{oname}_next{len(pre)}", self.gen.dim(self.shape[0])
             pre.append(f"{carried} = {literal(0, u.aval.dtype)}")
-            self.body += [f"if i0 >= 1:", f"    {oname}{self.index(first)} += {carried}",
+            self.body += ["if i0 >= 1:", f"    {oname}{self.index(first)} += {carried}",
                           f"{carried} = {self.read(u)}"]
             last = re.sub(r"\bi0\b", f"({n} - 1)", target)
             store = f"= {literal(0, u.aval.dtype)} +" if id(e) in self.gen.tails else "+="

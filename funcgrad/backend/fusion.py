@@ -89,8 +89,9 @@ def first_writes(order, zeros, planned):
     same value: no sum starting at +0.0 is ever -0.0, so adding its later terms, the carried
     +0.0 of the first iteration included, goes as before): Rosenbrock's gradient loop then
     reads nothing back and skips a pass over memory. Returns ({buffer var id: the (start,
-    stop) of the elements the chain writes}, {id(scatter-add) whose write at the loop index
-    is the first}, {id(scatter-add) whose carried write after the loop is the first})."""
+    stop) ranges of the elements the chain does not write, zero-filled}, {id(scatter-add)
+    whose write at the loop index is the first}, {id(scatter-add) whose carried write after
+    the loop is the first})."""
     fills, firsts, tails = {}, set(), set()
     for g in order:
         if g.shape is None or len(g.shape) != 1 or not planned(g):
@@ -103,7 +104,8 @@ def first_writes(order, zeros, planned):
                 continue
             (start,) = slice_positions(chain[0].params["spec"], x.aval.shape, ["i0"])
             start = _offset([start])
-            fills[x.id] = (start, start + g.shape[0] + 1)
+            stop, size = start + g.shape[0] + 1, x.aval.shape[0]
+            fills[x.id] = [(a, b) for a, b in ((0, start), (stop, size)) if a < b]
             firsts.add(id(chain[0]))
             tails.add(id(carried[0]))
     return fills, firsts, tails
