@@ -240,6 +240,49 @@ def _append(gen, tapes, index):
         src.emit(f"{t}[{index}] = {gen.name(r)}")
 
 
+class _Tapes:
+    """The tapes of a while_grad's residuals, one row per step: the scalar residuals of one
+    dtype share one 2-D tape, a column each (a loop body turned into scalar code, see
+    scalarize.py, has dozens: one growing array each would be most of the kernel); an array
+    residual has a tape of its own."""
+
+    def __init__(self, gen, pre, residuals):
+        self.gen, self.entries, self.tapes = gen, [], {}     # tapes: name -> (dims, dtype)
+        for j, r in enumerate(residuals):
+            if r.aval.ndim:
+                name = f"{pre}_t{j}"
+                self.tapes[name] = ("".join(f"{gen.dim(d)}, " for d in r.aval.shape), r.aval.dtype)
+                self.entries.append((name, "", r))
+                continue
+            name = f"{pre}_t{dtype_text(r.aval.dtype).rpartition('.')[2]}"
+            dims, dt = self.tapes.get(name, (0, r.aval.dtype))
+            self.tapes[name] = (dims + 1, dt)
+            self.entries.append((name, f", {dims}", r))
+
+    def alloc(self, steps):
+        for name, (dims, dt) in self.tapes.items():
+            dims = f"{dims}, " if isinstance(dims, int) else dims
+            self.gen.src.emit(f"{name} = np.empty(({steps}, {dims}), {dtype_text(dt)})")
+
+    def write(self, index):
+        for name, col, r in self.entries:
+            self.gen.src.emit(f"{name}[{index}{col}] = {self.gen.name(r)}")
+
+    def append(self, index):
+        """Write step `index`, doubling every tape when they are full."""
+        src = self.gen.src
+        src.emit(f"if {index} == {next(iter(self.tapes))}.shape[0]:")
+        for name, (dims, dt) in self.tapes.items():
+            dims = f"{dims}, " if isinstance(dims, int) else dims
+            src.emit(f"    {name}_grown = np.empty((2 * {index}, {dims}), {dtype_text(dt)})")
+            src.emit(f"    {name}_grown[:{index}] = {name}")
+            src.emit(f"    {name} = {name}_grown")
+        self.write(index)
+
+    def reads(self, index):
+        return [f"{name}[{index}{col}]" for name, col, _ in self.entries]
+
+
 def emit_while_grad(gen, outs, ins, e):
     p = e.params
     cond, fwd, bwd, every = p["cond"], p["fwd"], p["bwd"], p.get("checkpoint")
@@ -252,10 +295,12 @@ def emit_while_grad(gen, outs, ins, e):
     gen.assign(carry, init)
     src, pre = gen.src, outs[0]
     residuals = fwd.outs[n:]
-    taped = [(f"{pre}_t{j}", r) for j, (r, s) in enumerate(zip(residuals, p["res_src"])) if s < 0]
+    taped = _Tapes(gen, pre, [r for r, s in zip(residuals, p["res_src"]) if s < 0])
     snaps = [(f"{pre}_s{j}", v) for j, v in enumerate(fwd.in_vars[n_bc:])] if every else []
-    for t, r in (snaps if every else taped):
+    for t, r in snaps:
         _alloc(gen, t, r.aval, TAPE_START)
+    if not every:
+        taped.alloc(TAPE_START)
     src.emit(f"{pre}_n = 0")
     # forward: run the loop again, appending residuals (or every k-th carry) to tapes
     buffers = _StepBuffers(gen, fwd)
@@ -269,8 +314,8 @@ def emit_while_grad(gen, outs, ins, e):
         _append(gen, snaps, f"({pre}_n // {int(every)})")
         src.depth -= 1
     gen.emit_program(fwd)
-    if taped and not every:
-        _append(gen, taped, f"{pre}_n")
+    if taped.entries and not every:
+        taped.append(f"{pre}_n")
     src.emit(f"{pre}_n += 1")
     gen.assign(carry, _atoms(gen, fwd.outs[:n]))
     src.depth -= 1
@@ -289,8 +334,7 @@ def emit_while_grad(gen, outs, ins, e):
     gen.assign(cts, ct)
     steps = f"{pre}_n"
     if every:   # segments of k steps, last first: restore the carry, recompute, then sweep
-        for t, r in taped:
-            _alloc(gen, t, r.aval, int(every))
+        taped.alloc(int(every))
         src.emit(f"for {pre}_seg in range(({pre}_n + {int(every) - 1}) // {int(every)} - 1, -1, -1):")
         src.depth += 1
         gen.assign(carry, [f"{t}[{pre}_seg]" for t, _ in snaps])
@@ -301,8 +345,7 @@ def emit_while_grad(gen, outs, ins, e):
         src.depth += 1
         _poll(gen, f"{pre}_i", fwd)
         gen.emit_program(fwd)
-        for t, r in taped:
-            src.emit(f"{t}[{pre}_i] = {gen.name(r)}")
+        taped.write(f"{pre}_i")
         gen.assign(carry, _atoms(gen, fwd.outs[:n]))
         src.depth -= 1
         buffers.close()
@@ -322,11 +365,11 @@ def _sweep(gen, bwd, taped, acc, cts, res_src, consts, steps, pre):
     src.emit(f"for {pre}_k in range({steps} - 1, -1, -1):")
     src.depth += 1
     _poll(gen, f"{pre}_k", bwd)
-    tapes = iter(t for t, _ in taped)
+    tapes = iter(taped.reads(f"{pre}_k"))
     gen.unalias([v for v, s in zip(bwd.in_vars, res_src) if s < 0])
     for v, s in zip(bwd.in_vars, res_src):
         if s < 0:
-            src.emit(f"{gen.names[v.id]} = {next(tapes)}[{pre}_k]")
+            src.emit(f"{gen.names[v.id]} = {next(tapes)}")
     gen.emit_program(bwd)
     for a, g in zip(acc, bwd.outs[:len(acc)]):
         src.emit(f"{a} = {a} + {gen.name(g)}")

@@ -56,7 +56,7 @@ class Stacked:
 
 def _loops_with_small_values(prog):
     for e in prog.eqns:
-        if e.prim.name in ("scan", "while_loop"):
+        if e.prim.name in ("scan", "while_loop", "while_grad"):
             body = e.params["body"]
             if any(_small(v.aval) for v in body.in_vars) or any(_small(o.aval) for o in body.outs):
                 return True
@@ -145,6 +145,8 @@ class _Rewriter:
             return self.scan(e)
         if name == "while_loop":
             return self.while_loop(e)
+        if name == "while_grad":
+            return self.while_grad(e)
         if self.in_loop and not e.prim.multiple_results:
             ok = all(self.splittable(v) for v in e.inputs)
             small_out = _small(out.aval)
@@ -307,6 +309,66 @@ class _Rewriter:
                              n_bc=len(bc), checkpoint=p.get("checkpoint"))
         it = iter(res)
         return [_take(it, w, av) for w, av in zip(widths, c_avals)]
+
+    def while_grad(self, e):
+        """Reverse mode of a while loop (higher_order/loops.py): its small carries, their
+        cotangents and the small residuals its forward half tapes become scalars (one tape per
+        element), in the forward half, the backward half, the condition and the body alike.
+        The body constants stay whole (their positions are what res_src and act_bc refer to),
+        as do the accumulated constant cotangents."""
+        p = e.params
+        n_cc, n_bc, n = p["n_cc"], p["n_bc"], p["n_carry"]
+        fwd, bwd = p["fwd"], p["bwd"]
+        cc, bc, init, ct = ir.split_list(e.inputs, n_cc, n_bc, n)
+        c_avals = [v.aval for v in fwd.in_vars[n_bc:]]
+        init_flat, widths = self._split_carries(init, c_avals)
+        if all(w is None for w in widths):
+            return self.opaque(e)
+        act = p["act_carry"]
+        ct_widths = [w for w, a in zip(widths, act) if a]
+        ct_flat, _ = self._split_carries(ct, [av for av, a in zip(c_avals, act) if a])
+        residuals = fwd.outs[n:]
+        res_widths = [r.aval.size if s < 0 and _small(r.aval) else None
+                      for r, s in zip(residuals, p["res_src"])]
+        n_acc = sum(p["act_bc"])
+
+        def rewrite(prog, n_const, in_widths, in_avals, out_widths):
+            def fn(*args):
+                r = _Rewriter(True)
+                it = iter(args)
+                ins = [next(it) for _ in range(n_const)]
+                ins += [_take(it, w, av) for w, av in zip(in_widths, in_avals)]
+                r.bind_inputs(prog, ins)
+                return [x for o, w in zip(prog.outs, out_widths) for x in r.flat(o, w is not None)]
+            avals = [v.aval for v in prog.in_vars[:n_const]]
+            for w, av in zip(in_widths, in_avals):
+                avals += [Aval((), av.dtype)] * w if w is not None else [av]
+            out, captured = trace_flat(fn, avals)
+            assert not captured
+            return out
+
+        res_avals = [v.aval for v in bwd.in_vars[:len(residuals)]]
+        ct_avals = [v.aval for v in bwd.in_vars[len(residuals):]]
+        new = dict(
+            cond=rewrite(p["cond"], n_cc, widths, c_avals, [None]),
+            body=rewrite(p["body"], n_bc, widths, c_avals, widths),
+            fwd=rewrite(fwd, n_bc, widths, c_avals, widths + res_widths),
+            bwd=rewrite(bwd, 0, res_widths + ct_widths, res_avals + ct_avals,
+                        [None] * n_acc + ct_widths),
+            n_cc=n_cc, n_bc=n_bc, n_carry=len(init_flat), act_bc=p["act_bc"],
+            res_src=tuple(x for s, w in zip(p["res_src"], res_widths)
+                          for x in ([-1] * w if w is not None else [s])),
+            act_carry=tuple(x for a, w in zip(act, widths) for x in [a] * (w or 1)),
+            checkpoint=p.get("checkpoint"))
+        res = ir.bind_staged(REGISTRY["while_grad"], *[self.arr(v) for v in cc],
+                             *[self.arr(v) for v in bc], *init_flat, *ct_flat, **new)
+        it = iter(res)
+        outs = [next(it) for _ in range(n_acc)]
+        return outs + [_take(it, w, v.aval) for v, w in zip(e.outputs[n_acc:], ct_widths)]
+
+    def opaque(self, e):
+        res = ir.bind_staged(e.prim, *[self.arr(v) for v in e.inputs], **e.params)
+        return list(res) if e.prim.multiple_results else [res]
 
     def bind_inputs(self, prog, ins):
         """Evaluate prog's equations with its inputs bound to `ins`."""
