@@ -7,11 +7,12 @@ Layers, lowest first; a module imports modules of its own layer or lower ones, n
   tracer        tracer (Tracer values, trace_flat)
   numpy         funcgrad/numpy/: NumPy's API, compositions of primitives
   transforms    transforms/ (funcgrad.transforms): reverse and forward mode, batching, simplify
-  tiering       tiering (when to compile; the long-loop hook jit fills)
+  tiering       tiering (when to compile; the long-loop hook jit fills), guards (the state a
+                function reads, and the generated checks that it is unchanged)
   higher_order  funcgrad/higher_order/: loop, branch and custom-rule primitives (rules transform
                 sub-programs)
   backend       funcgrad/backend/: reads only the IR and the primitive table
-  api           funcgrad/api/, nn, optim, testing: the public entry points
+  api           funcgrad/api/, nn, optim, optimize, scipy, ode, testing: the public entry points
   package       funcgrad/__init__.py re-exports
 Imports inside functions count like any other (they are how cycles hide).
 """
@@ -35,11 +36,11 @@ LAYERS = [
     ("tracer", ["funcgrad.tracer"]),
     ("numpy", ["funcgrad.numpy", "funcgrad.flatten_util"]),
     ("transforms", ["funcgrad.transforms"]),
-    ("tiering", ["funcgrad.tiering"]),
+    ("tiering", ["funcgrad.tiering", "funcgrad.guards"]),
     ("higher_order", ["funcgrad.higher_order"]),
     ("backend", ["funcgrad.backend"]),
     ("api", ["funcgrad.api", "funcgrad.nn", "funcgrad.optim", "funcgrad.optimize", "funcgrad.scipy",
-             "funcgrad.testing"]),
+             "funcgrad.ode", "funcgrad.testing"]),
     ("package", ["funcgrad"]),
 ]
 # The backend reads the IR and the primitive table only (and its own modules).
@@ -47,7 +48,7 @@ BACKEND_READS = {"funcgrad._errors", "funcgrad._version", "funcgrad.ir", "funcgr
                  "funcgrad.primitives"}
 # Edges the layering alone would refuse, each with its reason.
 EXCEPTIONS = {
-    ("funcgrad.tiering", "funcgrad.backend.digest"):
+    ("funcgrad.guards", "funcgrad.backend.digest"):
         "tiering's guards hash array contents with digest's Numba kernel (imported lazily); "
         "digest imports nothing of funcgrad",
     ("funcgrad.backend.scalarize", "funcgrad.tracer"):
@@ -307,3 +308,14 @@ def test_primitives_carry_no_backend_detail_and_the_backend_has_one_table():
 def test_every_layer_has_modules(layer):
     """A renamed package would otherwise silently drop out of the checks above."""
     assert any(layer_of(name)[1] == layer for name in GRAPH), layer
+
+
+def test_every_subpackage_is_installed():
+    """pyproject lists every package (a non-editable install copies only those)."""
+    import pathlib
+    tomllib = pytest.importorskip("tomllib")          # (Python 3.11+)
+    here = pathlib.Path(__file__).resolve().parent.parent
+    listed = set(tomllib.loads((here / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"])
+    found = {".".join(p.parent.relative_to(here).parts) for p in (here / "funcgrad").rglob("__init__.py")}
+    found |= {"funcgrad.transforms"}
+    assert found == listed, f"pyproject's packages: add {sorted(found - listed)}, drop {sorted(listed - found)}"
