@@ -93,6 +93,7 @@ def main():
     print(f"  per-call latency at N=3        {(time.perf_counter() - t0) / n * 1e6:8.2f} us")
 
     # 4. a small MLP with parameters in a dict
+    print("\nA 2-layer MLP 64-128-10 (parameters in a dict), three steps of gradient descent:")
     rng = np.random.default_rng(1)
     params = {"W1": rng.standard_normal((64, 128)) * 0.1, "b1": np.zeros(128),
               "W2": rng.standard_normal((128, 10)) * 0.1, "b2": np.zeros(10)}

@@ -5,17 +5,26 @@
 
 Re-exports the public API; no logic lives here.
 """
+try:                   # (transforms/ at the repository's top level becomes funcgrad.transforms)
+    from . import transforms as _transforms  # noqa: F401
+except ImportError as _exc:
+    if "transforms" not in str(_exc):
+        raise
+    raise ImportError(
+        "funcgrad is imported from its source folder without being installed: its transforms "
+        "live in the repository's top-level transforms/ folder, which installing maps to "
+        "funcgrad.transforms. In the repository run: python3 -m venv .venv && "
+        ".venv/bin/pip install -e . (then .venv/bin/python demo.py)") from None
 from . import tree_util
 from ._errors import (CarryTypeError, ConcretizationError, EscapedTracerError, FuncgradError, IntegerInputError,
                       MutationError, NonScalarOutputError, ShapeError, UnsupportedDtypeError,
                       UnsupportedFunctionError)
-from .api.gradients import grad, make_ir, value_and_grad, vjp
+from .api.gradients import eval_program, grad, make_ir, value_and_grad, vjp
 from .api.derivatives import hessian, hvp, jacfwd, jacrev, jvp, linearize
 from .higher_order import (checkpoint, checkpoint_name, checkpoint_policies, cond, custom_jvp,
                            custom_linear_solve, custom_root, custom_vjp, fori_loop, pure_callback,
                            scan, stop_gradient, switch, while_loop)
 from .api.vmap import vmap
-from .interpreter import eval_program
 from .api.jit import disable_jit, jit
 from .backend.cache import cache_dir, clear_cache
 from .ir import Program

@@ -351,8 +351,9 @@ class Tracer(Traced):
             "fg.cond(pred, true_fun, false_fun, *operands) (fg.switch for several branches) "
             "instead of `if`, fg.while_loop(cond_fun, body_fun, init) instead of `while` "
             "(fg.fori_loop / fg.scan for counted loops), fnp.where(condition, x, y) to select "
-            "elementwise, or make the argument static (static_argnums, or a Python number "
-            "left out of argnums).")
+            "elementwise. If the value comes from an argument you do not differentiate or "
+            "batch, make that argument static instead (fg.jit's static_argnums, in_axes=None "
+            "for fg.vmap); an argument being differentiated cannot be static.")
 
     def known_value(self, kind="value"):
         value = self._trace.value_of(self._var)

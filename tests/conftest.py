@@ -1,13 +1,23 @@
 """Shared test helpers: random inputs by domain, and the one gradient checker."""
 import os
+import shutil
 import tempfile
 
 import numpy as np
 import pytest
 
-# Compiled kernels of the test run go to a private directory, not the user's cache (set
-# FUNCGRAD_CACHE_DIR yourself to reuse kernels between runs).
-os.environ.setdefault("FUNCGRAD_CACHE_DIR", tempfile.mkdtemp(prefix="funcgrad-test-cache-"))
+# Compiled kernels of the test run go to a private directory, not the user's cache, removed
+# when the run ends (set FUNCGRAD_CACHE_DIR yourself to keep kernels between runs).
+_OWN_CACHE = None if "FUNCGRAD_CACHE_DIR" in os.environ else tempfile.mkdtemp(
+    prefix="funcgrad-test-cache-")
+if _OWN_CACHE is not None:
+    os.environ["FUNCGRAD_CACHE_DIR"] = _OWN_CACHE
+
+
+def pytest_sessionfinish(session, exitstatus):
+    if _OWN_CACHE is not None:
+        shutil.rmtree(_OWN_CACHE, ignore_errors=True)
+
 # fg.jit compiles on the first call here, so that tests see kernels where they call them and
 # no interpretation runs beside each compile; tests/test_background.py tests what users get by
 # default (the first call answered by the interpreter while a thread compiles).

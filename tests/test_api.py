@@ -190,3 +190,12 @@ def test_argnums_as_a_list():
         np.testing.assert_allclose(gy, 2 * x * y)
         (v, (gx2, _)) = fg.value_and_grad(f, argnums=[0, 1])(x, y)
         np.testing.assert_allclose(gx2, y ** 2)
+
+
+def test_eval_program_returns_fresh_arrays_and_numpy_scalars():
+    x = np.ones(3)
+    prog = fg.make_ir(lambda x: (fnp.sum(x ** 2), x, x.reshape(3, 1), x * 2.0))(x)
+    total, same, view, doubled = fg.eval_program(prog, x)
+    assert type(total) is np.float64 and total == 3.0
+    for out in (same, view, doubled):
+        assert isinstance(out, np.ndarray) and not np.may_share_memory(out, x)

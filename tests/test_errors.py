@@ -113,3 +113,22 @@ def test_complex_numbers_are_refused_not_treated_as_real():
             case()
     with pytest.raises(fg.UnsupportedDtypeError, match="test_errors.py"):   # the user's line
         fg.grad(lambda x: fnp.abs(x * 1j))(0.7)
+
+
+@pytest.mark.parametrize("traced", [False, True])
+def test_cond_with_a_vector_predicate_says_to_use_where(traced):
+    x = np.array([1.0, -2.0])
+
+    def f(x):
+        return fg.cond(x > 0, lambda x: x, lambda x: -x, x)
+    with pytest.raises(fg.ShapeError, match=r"pred must be one truth value.*fnp.where"):
+        fg.jit(f)(x) if traced else f(x)
+
+
+def test_concretization_advice_does_not_suggest_making_a_differentiated_argument_static():
+    def f(x):
+        return fg.fori_loop(0, 3, lambda i, c: c * 2.0 if c > 0 else c, x)
+    with pytest.raises(fg.ConcretizationError) as info:
+        fg.grad(f)(1.0)
+    msg = str(info.value)
+    assert "left out of argnums" not in msg and "cannot be static" in msg

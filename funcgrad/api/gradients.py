@@ -10,7 +10,8 @@ import functools
 
 import numpy as np
 
-from ..interpreter import eval_program
+from ..interpreter import eval_program as _evaluate
+from ..ir import Lit, Traced
 from ..tiering import tiered
 from ..transforms.vjp import vjp_program
 from ..tree_util import tree_unflatten
@@ -18,7 +19,7 @@ from .calls import (Args, VjpPlan, argnums_tuple, check_scalar_output, fn_name, 
                     to_numpy, trace_call, unflatten_grads)
 from .jit import VjpJit, jit
 
-__all__ = ["make_ir", "grad", "value_and_grad", "vjp"]
+__all__ = ["make_ir", "eval_program", "grad", "value_and_grad", "vjp"]
 
 
 def hashable_argnums(argnums):
@@ -40,6 +41,32 @@ def make_ir(f, static_argnums=()):
         prog, consts, _ = trace_call(f, a, concrete=False)
         return prog
     return traced
+
+
+def eval_program(prog, *args):
+    """Run a Program (from fg.make_ir) with NumPy: the list of its outputs, as fresh arrays the
+    caller owns (NumPy scalars for 0-d results), like a call of the function it was traced
+    from. (Under a trace, the traced values.)
+
+        >>> prog = fg.make_ir(lambda x: fnp.sum(x ** 2))(np.ones(3))
+        >>> fg.eval_program(prog, np.arange(3.0))
+        [np.float64(5.0)]
+    """
+    outs = _evaluate(prog, *args)
+    if any(isinstance(a, Traced) for a in args):
+        return outs
+    shared = [a for a in args if isinstance(a, np.ndarray)] + [
+        o.val for o in prog.outs if isinstance(o, Lit)]
+    result = []
+    for out in outs:
+        out = np.asarray(out)
+        if out.ndim == 0:
+            result.append(out[()])
+            continue
+        if any(np.may_share_memory(out, s) for s in shared + result) or not out.flags.writeable:
+            out = out.copy()
+        result.append(out)
+    return result
 
 
 def value_and_grad(f, argnums=0, has_aux=False):
@@ -69,7 +96,7 @@ def _value_and_grad(f, argnums=0, has_aux=False):
         wrt = [False] * len(consts) + a.diff_mask
         joint = vjp_program(prog, wrt, [True] + [False] * len(aux))
         ct = np.ones(prog.outs[0].aval.shape, prog.outs[0].aval.dtype)
-        res = eval_program(joint, *consts, *a.dyn_vals, ct)
+        res = _evaluate(joint, *consts, *a.dyn_vals, ct)
         n_out = len(prog.outs)
         value = to_numpy(res[0])
         grads = unflatten_grads(a, [to_numpy(g) for g in res[n_out:]], nums)
@@ -120,5 +147,5 @@ def vjp(f, *primals, has_aux=False):
 
 def _vjp_interpreted(f, primals, has_aux):
     plan = VjpPlan(f, primals, has_aux)
-    return plan.run(plan.args, lambda vals: eval_program(plan.fwd, *vals),
-                    lambda vals: eval_program(plan.bwd, *vals))
+    return plan.run(plan.args, lambda vals: _evaluate(plan.fwd, *vals),
+                    lambda vals: _evaluate(plan.bwd, *vals))

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._errors import CarryTypeError, user_frame, where
+from .._errors import ShapeError, user_frame, where
 from ..interpreter import eval_program
 from ..ir import Lit, Program, Traced, Var, aval_of, bind_staged
 from ..primitives.base import NAMESPACE, convert, define
@@ -139,11 +139,15 @@ def cond(pred, true_fun, false_fun, *operands):
 
         >>> fg.cond(x > 0, lambda x: fnp.log(x), lambda x: 0.0 * x, x)
     """
-    if not isinstance(pred, Traced):
+    a = aval_of(pred) if isinstance(pred, Traced) else None
+    shape = a.shape if a is not None else np.shape(pred)
+    if shape != ():
+        what = a if a is not None else f"an array of shape {shape}"
+        raise ShapeError(f"fg.cond: pred must be one truth value (a scalar), got {what}"
+                         f"{where(user_frame())}; for an elementwise choice between arrays use "
+                         f"fnp.where(pred, x, y), or reduce the condition first "
+                         f"(fnp.all(pred), fnp.any(pred))")
+    if a is None:
         return true_fun(*operands) if bool(np.asarray(pred)) else false_fun(*operands)
-    a = aval_of(pred)
-    if a.shape != ():
-        raise CarryTypeError(f"fg.cond: pred must be a scalar, got {a}{where(user_frame())}; "
-                             "use fnp.where for elementwise selection")
     return _switch(pred if a.dtype == np.bool_ else pred != 0, [false_fun, true_fun], operands,
                    ["false_fun", "true_fun"], "fg.cond")
