@@ -76,13 +76,13 @@ def test_the_same_steps_as_scipy_rk45():
 
 @pytest.mark.parametrize("method", ["dopri5", "tsit5"])
 def test_dense_output_is_fourth_order(method):
-    """Between steps the solution comes from the continuous extension: halving the step size
-    (tighter tolerance) shrinks its error at mid-step times about 2^4-fold or more."""
+    """Between steps the solution comes from the continuous extension: halving the (fixed)
+    step size shrinks its error at mid-step times about 2^4-fold or more."""
     ts = np.linspace(0.0, 2.0, 41)
     errs = []
     for first in (0.2, 0.1):                # fixed steps: a huge tolerance, a given first step
         got = fg.odeint(decay, np.array([1.0]), ts, 1.5, rtol=1e3, atol=1e3, method=method,
-                        first_step=first, max_steps=10_000)
+                        first_step=first, max_step=first)
         errs.append(np.abs(got[:, 0] - np.exp(-1.5 * ts)).max())
     assert errs[1] < errs[0] / 12, errs
 
@@ -196,3 +196,51 @@ def test_bad_input_gets_clear_errors():
         fg.odeint(func, y0, [1.0, 0.0], *args)
     with pytest.raises(ValueError, match="returned 3 values in all for a state of 2"):
         fg.odeint(lambda y, t: fnp.concatenate([y, y[:1]]), y0, [0.0, 1.0])
+
+
+# ---- the stiff method ------------------------------------------------------------------------
+
+def robertson(y, t, k1, k2, k3):
+    """Robertson's chemical kinetics: rates 0.04, 3e7 and 1e4, the classic stiff test."""
+    return fnp.stack([-k1 * y[0] + k3 * y[1] * y[2],
+                      k1 * y[0] - k3 * y[1] * y[2] - k2 * y[1] ** 2, k2 * y[1] ** 2])
+
+
+ROBERTSON = (robertson, np.array([1.0, 0.0, 0.0]), (0.04, 3e7, 1e4))
+
+
+def test_rosenbrock23_solves_robertson_like_scipy_bdf():
+    func, y0, args = ROBERTSON
+    ts = np.array([0.0, 1e-3, 0.1, 1.0, 10.0, 40.0])
+    rhs = lambda t, y: np.asarray(func(y, t, *args))
+    want = solve_ivp(rhs, (0, 40), y0, t_eval=ts, method="Radau", rtol=1e-12, atol=1e-14).y.T
+    ys, info = fg.odeint(func, y0, ts, *args, method="rosenbrock23", rtol=1e-6, atol=1e-10,
+                         full_output=True)
+    bdf = solve_ivp(rhs, (0, 40), y0, t_eval=ts, method="BDF", rtol=1e-6, atol=1e-10)
+    assert info["status"] == 0 and info["nsteps"] < 2 * bdf.nfev
+    np.testing.assert_allclose(ys, want, rtol=1e-3, atol=1e-9)
+    np.testing.assert_allclose(ys.sum(axis=1), 1.0, rtol=1e-12)    # mass is conserved
+    with pytest.raises(ODEError, match="method='rosenbrock23'"):    # explicit: too many steps
+        fg.odeint(func, y0, ts, *args, max_steps=2000)
+
+
+def _stiff_linear(y, t, lam):
+    return -lam * (y - fnp.cos(t))
+
+
+def test_rosenbrock23_gradients_and_order():
+    """y' = -lam (y - cos t) with fixed steps (huge tolerances, first_step = max_step = h): the
+    solution is then smooth in y0 and lam, so derivatives in both modes match finite
+    differences; and halving h shrinks the error about 4-fold (second order)."""
+    ts = np.array([0.0, 0.5, 1.0])
+
+    def solve(y0, lam, h):
+        return fg.odeint(_stiff_linear, y0, ts, lam, method="rosenbrock23", rtol=1e3,
+                         atol=1e3, first_step=h, max_step=h)
+    check_grads(lambda y0, lam: solve(y0, lam, 0.05), (np.array([0.3, -0.2]), 50.0), order=1,
+                eps=1e-5, rtol=1e-6, atol=1e-8)
+    lam, y0 = 50.0, np.array([2.0])
+    exact = lambda t: (lam ** 2 * np.cos(t) + lam * np.sin(t)) / (lam ** 2 + 1) + (
+        y0[0] - lam ** 2 / (lam ** 2 + 1)) * np.exp(-lam * t)
+    errs = [np.abs(solve(y0, lam, h)[:, 0] - exact(ts)).max() for h in (0.01, 0.005)]
+    assert 3.0 < errs[0] / errs[1] < 5.0, errs

@@ -277,6 +277,17 @@ def _argsort(outs, ins, e):
                f"{o} = {o}_r.reshape({_tuple(a.shape)})"])
 
 
+def _solve(outs, ins, e):
+    """A square system (one matrix, a vector or matrix right-hand side) with LAPACK's gesv
+    through Numba; stacks of systems and mixed dtypes go to NumPy in objmode."""
+    a, b = (v.aval for v in e.inputs)
+    if a.ndim != 2 or b.ndim > 2 or not a.dtype == b.dtype == e.outputs[0].aval.dtype or \
+            a.dtype.kind != "f":
+        return None
+    (o,), (x, y) = outs, ins
+    return [f"{o} = np.linalg.solve(np.ascontiguousarray({x}), np.ascontiguousarray({y}))"]
+
+
 class Lowering:
     """One entry of the table (see the module docstring)."""
 
@@ -313,6 +324,7 @@ LOWERINGS = {
     "cumsum": Lowering(statement=_cumulative),
     "cumprod": Lowering(statement=_cumulative),
     "argsort": Lowering(statement=_argsort),
+    "solve": Lowering(statement=_solve, fresh=True),
     "custom_vjp_call": Lowering(renames=True),
     "remat_barrier": Lowering(renames=True),
     "reshape": Lowering(statement=_reshape),

@@ -22,7 +22,7 @@ from .tableaus import RK4, TABLEAUS
 
 __all__ = ["odeint", "ODEError", "METHODS"]
 
-METHODS = ("dopri5", "tsit5", "rk4")
+METHODS = ("dopri5", "tsit5", "rosenbrock23", "rk4")
 
 
 class ODEError(FuncgradError, RuntimeError):
@@ -31,7 +31,7 @@ class ODEError(FuncgradError, RuntimeError):
 
 
 def odeint(func, y0, t, *args, rtol=1.4e-8, atol=1.4e-8, method="dopri5", max_steps=100_000,
-           first_step=None, dt=None, checkpoint=None, full_output=False):
+           first_step=None, max_step=None, dt=None, checkpoint=None, full_output=False):
     """Solve dy/dt = func(y, t, *args) from y(t[0]) = y0 and return y at the times `t`.
 
     y0 may be a pytree of arrays (the result then has its structure, each leaf with a leading
@@ -39,14 +39,19 @@ def odeint(func, y0, t, *args, rtol=1.4e-8, atol=1.4e-8, method="dopri5", max_st
     "tsit5", adaptive 5(4) pairs whose steps are chosen so that the local error estimate
     stays below atol + rtol |y| (root mean square over the components), with a dense output
     of order 4 for the times in between; "rk4", the classical method with fixed steps (each
-    interval of `t` in ceil(length / dt) equal steps, one step without `dt`).
+    interval of `t` in ceil(length / dt) equal steps, one step without `dt`); and for stiff
+    problems "rosenbrock23", the L-stable Rosenbrock method of MATLAB's ode23s (order 2, each
+    step solving linear systems with funcgrad's exact Jacobian of func).
 
     The whole solve is one loop: under fg.jit (or called directly: it then compiles once per
     function and method, in the background on the first call) it runs native, and rtol/atol
-    are run-time values (changing them does not recompile). Gradients (fg.grad, fg.vjp, and
+    are run-time values (changing them does not recompile), as are first_step and max_step. Gradients (fg.grad, fg.vjp, and
     forward mode) with respect to y0, args and t differentiate the solver's own steps (the
     step sizes held fixed: the exact derivative of the discrete solution); `checkpoint=k`
     keeps every k-th step of each interval for the backward pass instead of all of them.
+
+    `first_step` sets the first step size (else it is estimated from func, as SciPy does) and
+    `max_step` bounds every step (SciPy's max_step; hmax of scipy.integrate.odeint).
 
     Failure is never silent: the solver stops after `max_steps` steps in all, or when the
     step size falls below 10 eps |t| (a stiff problem for an explicit method); called
@@ -73,22 +78,29 @@ def odeint(func, y0, t, *args, rtol=1.4e-8, atol=1.4e-8, method="dopri5", max_st
             raise ValueError("odeint: the times t must increase (sort them, or integrate "
                              "backwards with func negated and the times reversed)")
         flat0 = np.asarray(flat0, np.float64)
-    config = (method, int(max_steps), first_step, dt, checkpoint)
+    # (step sizes and tolerances are run-time values: only whether a first step is given,
+    # and the loops' structure, shape the compiled solve)
+    config = (method, int(max_steps), first_step is None, dt, checkpoint)
+    first = 0.0 if first_step is None else first_step
+    hmax = np.inf if max_step is None else max_step
 
-    def solve(y, ts, fargs, rtol, atol):
+    def solve(y, ts, fargs, rtol, atol, first, hmax):
         fy = _flat_rhs(func, unravel, fargs, y.shape[0])
         if method == "rk4":
             return solvers.fixed(fy, y, ts, RK4, dt), np.int64(0), np.int64(0), np.int64(0)
-        return solvers.adaptive(fy, y, ts, rtol, atol, TABLEAUS[method], int(max_steps),
-                                first_step, checkpoint)
+        stepper = (solvers.rosenbrock23(fy, y.shape[0]) if method == "rosenbrock23" else
+                   solvers.explicit(fy, TABLEAUS[method]))
+        return solvers.adaptive(fy, y, ts, rtol, atol, stepper, int(max_steps),
+                                None if first_step is None else first, hmax, checkpoint)
 
     if traced:
-        ys, status, steps, rejected = solve(flat0, t, args, rtol, atol)
+        ys, status, steps, rejected = solve(flat0, t, args, rtol, atol, first, hmax)
     else:
         run = cached_runner(func, ("odeint", config, tree_structure(y0),
                                    tuple(np.shape(v) for v in tree_leaves(y0))),
                             lambda: jit(solve))
-        ys, status, steps, rejected = run(flat0, t, args, float(rtol), float(atol))
+        ys, status, steps, rejected = run(flat0, t, args, float(rtol), float(atol),
+                                          float(first), float(hmax))
         status = int(status)
         if status and not full_output:
             raise ODEError(f"odeint: {solvers.MESSAGES[status]} (t reached "
@@ -101,7 +113,8 @@ def odeint(func, y0, t, *args, rtol=1.4e-8, atol=1.4e-8, method="dopri5", max_st
         spans = np.diff(np.asarray(t)) if not traced else None
         steps = (None if spans is None else int(spans.size if dt is None else
                                                  np.maximum(np.ceil(spans / dt), 1).sum()))
-    evals = None if steps is None else (4 * steps if method == "rk4" else 2 + 6 * steps)
+    per_step = {"rk4": 4, "rosenbrock23": 2}.get(method, 6)      # (rosenbrock23: + Jacobian)
+    evals = None if steps is None else per_step * steps + (method != "rk4") * 2
     info = {"status": status, "nsteps": steps, "nrejected": rejected, "nfev": evals,
             "message": solvers.MESSAGES[status] if isinstance(status, int) else None}
     return out, info
@@ -139,7 +152,8 @@ def _reached(t, ys):
 
 
 def _advice(status, method):
+    stiff = ("" if method == "rosenbrock23" else "; if the problem is stiff (time scales far "
+             "apart, as in chemical kinetics), use method='rosenbrock23'")
     if status == 1:
-        return "Raise max_steps, loosen rtol/atol, or check func for a blow-up."
-    stiff = "; for a stiff problem use an implicit method" if method != "rk4" else ""
+        return f"Raise max_steps, loosen rtol/atol, or check func for a blow-up{stiff}."
     return f"Check func for a singularity near there{stiff}."

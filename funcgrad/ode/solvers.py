@@ -17,9 +17,10 @@ import operator
 import numpy as np
 
 from .. import numpy as fnp
+from ..api.derivatives import jacfwd, jvp
 from ..higher_order import fori_loop, scan, stop_gradient, while_loop
 
-__all__ = ["adaptive", "fixed", "MESSAGES"]
+__all__ = ["adaptive", "explicit", "rosenbrock23", "fixed", "MESSAGES"]
 
 MESSAGES = {0: "integration successful",
             1: "max_steps steps taken before the last output time",
@@ -68,15 +69,55 @@ def _initial_step(fy, t0, y0, f0, span, rtol, atol, order):
     return stop_gradient(fnp.minimum(fnp.minimum(100 * h0, h1), span))
 
 
-def adaptive(fy, y0, ts, rtol, atol, tab, max_steps, first_step=None, checkpoint=None):
-    """(ys at the times ts, status, steps taken, steps rejected). ts[0] is the start; an
-    output the solver did not reach (status 1 or 2) is NaN."""
+def explicit(fy, tab):
+    """The step of an explicit Runge-Kutta pair (a Tableau) for `adaptive`: (y1, f(y1), the
+    local error estimate, the dense output's coefficients q_1..q_4), and its order."""
+    p = np.asarray(tab.p, np.float64)           # (stages, 4)
+
+    def step(t, y, f, h):
+        y1, ks, err = _step(fy, tab, t, y, f, h)
+        return y1, ks[-1], err, tuple(_combine(p[:, j], ks) for j in range(4))
+    return step, tab.order
+
+
+def rosenbrock23(fy, n):
+    """The step of the L-stable Rosenbrock method of Shampine and Reichelt (MATLAB's ode23s,
+    1997): order 2 with a third-order error estimate, each step solving three linear systems
+    with W = I - h d J, J = df/dy (funcgrad's forward-mode Jacobian of func, exact), and
+    using df/dt; continuous extension of order 2. For stiff problems."""
+    d = 1.0 / (2.0 + np.sqrt(2.0))
+    e32 = 6.0 + np.sqrt(2.0)
+    eye = np.eye(n)
+
+    def step(t, y, f0, h):
+        jac = jacfwd(lambda v: fy(v, t))(y)
+        dfdt = jvp(lambda s: fy(y, s), (t,), (1.0,))[1]
+        w = eye - (h * d) * jac
+        k1 = fnp.linalg.solve(w, f0 + (h * d) * dfdt)
+        f1 = fy(y + (0.5 * h) * k1, t + 0.5 * h)
+        k2 = fnp.linalg.solve(w, f1 - k1) + k1
+        y1 = y + h * k2
+        f2 = fy(y1, t + h)
+        k3 = fnp.linalg.solve(w, f2 - e32 * (k2 - f1) - 2.0 * (k1 - f0) + (h * d) * dfdt)
+        err = (h / 6.0) * (k1 - 2.0 * k2 + k3)
+        zero = 0.0 * y
+        return (y1, f2, err, ((k1 - (2.0 * d) * k2) / (1.0 - 2.0 * d),
+                               (k2 - k1) / (1.0 - 2.0 * d), zero, zero))
+    return step, 3
+
+
+def adaptive(fy, y0, ts, rtol, atol, stepper, max_steps, first_step=None, max_step=np.inf,
+             checkpoint=None):
+    """(ys at the times ts, status, steps taken, steps rejected) with the adaptive method
+    `stepper` (explicit(...) or rosenbrock23(...)). ts[0] is the start; an output the solver
+    did not reach (status 1 or 2) is NaN."""
+    step, order = stepper
     t0, t_end = ts[0], ts[-1]
     f0 = fy(y0, t0)
-    h0 = (_initial_step(fy, t0, y0, f0, t_end - t0, rtol, atol, tab.order)
+    h0 = (_initial_step(fy, t0, y0, f0, t_end - t0, rtol, atol, order)
           if first_step is None else t0 * 0.0 + first_step)
+    h0 = fnp.minimum(h0, max_step)
     n = y0.shape[0]
-    p = np.asarray(tab.p, np.float64)           # (stages, 4)
     zero = t0 * 0.0
     # carry: t, y, f, next step size, and the last accepted step (start, y, size, dense
     # coefficients q_j: y(start + theta size) = y + size sum_j theta^j q_j), counts, status.
@@ -87,21 +128,23 @@ def adaptive(fy, y0, ts, rtol, atol, tab, max_steps, first_step=None, checkpoint
     def attempt(c):
         t, y, f, h, tp, yp, hp, q, steps, rejected, status = c
         hs = fnp.minimum(h, t_end - t)            # (the last step ends on the last time)
-        y1, ks, err = _step(fy, tab, t, y, f, hs)
+        y1, f1, err, q1 = step(t, y, f, hs)
         scale = atol + rtol * fnp.maximum(fnp.abs(y), fnp.abs(y1))
         ratio = stop_gradient(_rms(err / scale))
         ok = ratio <= 1.0
-        grow = fnp.clip(0.9 * fnp.maximum(ratio, 1e-10) ** (-1.0 / tab.order), 0.2, 10.0)
+        grow = fnp.clip(0.9 * fnp.maximum(ratio, 1e-10) ** (-1.0 / order), 0.2, 10.0)
         h_next = stop_gradient(hs * fnp.where(ok, grow, fnp.minimum(grow, 1.0)))
+        h_next = fnp.minimum(h_next, max_step)
         t1 = fnp.where(hs == t_end - t, t_end, t + hs)
         keep = lambda new, old: fnp.where(ok, new, old)
-        q = tuple(keep(_combine(p[:, j], ks), old) for j, old in enumerate(q))
-        t, y, f, tp, yp, hp = (keep(t1, t), keep(y1, y), keep(ks[-1], f), keep(t, tp),
+        q = tuple(keep(new, old) for new, old in zip(q1, q))
+        t, y, f, tp, yp, hp = (keep(t1, t), keep(y1, y), keep(f1, f), keep(t, tp),
                                keep(y, yp), keep(hs, hp))
         steps = steps + 1
         rejected = rejected + fnp.where(ok, 0, 1)
-        status = fnp.where((steps >= max_steps) & (t < t_end), 1,
-                           fnp.where(h_next <= 10 * _EPS * fnp.abs(t), 2, 0))
+        going = t < t_end          # (a last step clipped to end on t_end may be tiny)
+        status = fnp.where((steps >= max_steps) & going, 1,
+                           fnp.where((h_next <= 10 * _EPS * fnp.abs(t)) & going, 2, 0))
         return t, y, f, h_next, tp, yp, hp, q, steps, rejected, status
 
     def interval(c, target):
