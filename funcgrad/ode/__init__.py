@@ -17,6 +17,7 @@ from ..flatten_util import ravel_pytree
 from ..ir import Traced
 from ..optimize.runners import cached_runner
 from ..tree_util import tree_flatten, tree_leaves, tree_structure, tree_unflatten
+from . import adjoint as adjoints
 from . import solvers
 from .tableaus import RK4, TABLEAUS
 
@@ -31,7 +32,8 @@ class ODEError(FuncgradError, RuntimeError):
 
 
 def odeint(func, y0, t, *args, rtol=1.4e-8, atol=1.4e-8, method="dopri5", max_steps=100_000,
-           first_step=None, max_step=None, dt=None, checkpoint=None, full_output=False):
+           first_step=None, max_step=None, dt=None, checkpoint=None, adjoint="steps",
+           full_output=False):
     """Solve dy/dt = func(y, t, *args) from y(t[0]) = y0 and return y at the times `t`.
 
     y0 may be a pytree of arrays (the result then has its structure, each leaf with a leading
@@ -47,7 +49,10 @@ def odeint(func, y0, t, *args, rtol=1.4e-8, atol=1.4e-8, method="dopri5", max_st
     function and method, in the background on the first call) it runs native, and rtol/atol
     are run-time values (changing them does not recompile), as are first_step and max_step. Gradients (fg.grad, fg.vjp, and
     forward mode) with respect to y0, args and t differentiate the solver's own steps (the
-    step sizes held fixed: the exact derivative of the discrete solution); `checkpoint=k`
+    step sizes held fixed: the exact derivative of the discrete solution); with
+    adjoint="backsolve", reverse mode solves the adjoint equations backwards in time instead
+    (memory of the outputs only; the gradient of the exact solution to the solver's
+    tolerance; args then must be floats; ode/adjoint.py); `checkpoint=k`
     keeps every k-th step of each interval for the backward pass instead of all of them.
 
     `first_step` sets the first step size (else it is estimated from func, as SciPy does) and
@@ -58,10 +63,19 @@ def odeint(func, y0, t, *args, rtol=1.4e-8, atol=1.4e-8, method="dopri5", max_st
     directly, odeint raises ODEError, and under a transform the outputs it did not reach are
     NaN. `full_output=True` returns (ys, info) instead, with info["status"] (0: success),
     info["message"], info["nsteps"] (attempted steps), info["nrejected"], info["nfev"].
+
+        >>> decay = lambda y, t, k: -k * y
+        >>> fg.odeint(decay, np.array([1.0]), np.linspace(0.0, 1.0, 3), 2.0)[:, 0]
+        array([1.        , 0.36787944, 0.13533528])
     """
     method = str(method).lower()
     if method not in METHODS:
         raise ValueError(f"odeint: method must be one of {METHODS}, got {method!r}")
+    if adjoint not in ("steps", "backsolve"):
+        raise ValueError(f"odeint: adjoint must be 'steps' (differentiate the solver's steps) "
+                         f"or 'backsolve' (the continuous adjoint), got {adjoint!r}")
+    if adjoint == "backsolve" and method == "rk4":
+        raise ValueError("odeint: adjoint='backsolve' needs an adaptive method")
     if not callable(func):
         raise TypeError(f"odeint: func must be callable as func(y, t, *args), got {func!r}")
     flat0, unravel = ravel_pytree(y0)
@@ -80,7 +94,7 @@ def odeint(func, y0, t, *args, rtol=1.4e-8, atol=1.4e-8, method="dopri5", max_st
         flat0 = np.asarray(flat0, np.float64)
     # (step sizes and tolerances are run-time values: only whether a first step is given,
     # and the loops' structure, shape the compiled solve)
-    config = (method, int(max_steps), first_step is None, dt, checkpoint)
+    config = (method, int(max_steps), first_step is None, dt, checkpoint, adjoint)
     first = 0.0 if first_step is None else first_step
     hmax = np.inf if max_step is None else max_step
 
@@ -88,10 +102,18 @@ def odeint(func, y0, t, *args, rtol=1.4e-8, atol=1.4e-8, method="dopri5", max_st
         fy = _flat_rhs(func, unravel, fargs, y.shape[0])
         if method == "rk4":
             return solvers.fixed(fy, y, ts, RK4, dt), np.int64(0), np.int64(0), np.int64(0)
-        stepper = (solvers.rosenbrock23(fy, y.shape[0]) if method == "rosenbrock23" else
-                   solvers.explicit(fy, TABLEAUS[method]))
-        return solvers.adaptive(fy, y, ts, rtol, atol, stepper, int(max_steps),
-                                None if first_step is None else first, hmax, checkpoint)
+        def run(fy, y, ts, first_step=first_step):
+            stepper = (solvers.rosenbrock23(fy, y.shape[0]) if method == "rosenbrock23" else
+                       solvers.explicit(fy, TABLEAUS[method]))
+            return solvers.adaptive(fy, y, ts, rtol, atol, stepper, int(max_steps),
+                                    None if first_step is None else first, hmax, checkpoint)
+        if adjoint == "steps":
+            return run(fy, y, ts)
+        p, unravel_p = ravel_pytree(fargs)
+        p = p * 1.0 if np.dtype(getattr(p, "dtype", np.float64)).kind in "biu" else p
+        rhs = lambda y, t, p: _flat_rhs(func, unravel, unravel_p(p), y.shape[0])(y, t)
+        return adjoints.backsolve(rhs, y, ts, p, run,
+                                  lambda f, z, span: run(f, z, span, None)[0][-1])
 
     if traced:
         ys, status, steps, rejected = solve(flat0, t, args, rtol, atol, first, hmax)
