@@ -3,7 +3,7 @@
     >>> def decay(y, t, k):
     ...     return -k * y
     >>> fg.odeint(decay, 1.0, np.linspace(0.0, 1.0, 3), 2.0)       # exp(-2 t)
-    array([1.        , 0.36787944, 0.13533528])
+    array([1.        , 0.36787944, 0.13533529])
 
 The argument order is scipy.integrate.odeint's (and JAX's): `func(y, t, *args)`.
 """
@@ -66,7 +66,7 @@ def odeint(func, y0, t, *args, rtol=1.4e-8, atol=1.4e-8, method="dopri5", max_st
 
         >>> decay = lambda y, t, k: -k * y
         >>> fg.odeint(decay, np.array([1.0]), np.linspace(0.0, 1.0, 3), 2.0)[:, 0]
-        array([1.        , 0.36787944, 0.13533528])
+        array([1.        , 0.36787944, 0.13533529])
     """
     method = str(method).lower()
     if method not in METHODS:
