@@ -265,3 +265,15 @@ def test_backsolve_adjoint_agrees_with_differentiating_the_steps():
         fg.odeint(lotka_volterra, args[0], ts, *LV[2], adjoint="continuous")
     with pytest.raises(ValueError, match="needs an adaptive method"):
         fg.odeint(lotka_volterra, args[0], ts, *LV[2], method="rk4", adjoint="backsolve")
+
+
+def test_checkpointed_gradient_equals_the_stored_one():
+    """checkpoint=k keeps every k-th step of each interval and recomputes the rest: the same
+    gradient."""
+    ts = np.linspace(0.0, 3.0, 4)
+
+    def loss(p, k):
+        return fnp.sum(fg.odeint(lotka_volterra, np.array([10.0, 5.0]), ts, *p,
+                                 checkpoint=k) ** 2)
+    p = np.array([1.5, 1.0, 3.0, 1.0])
+    np.testing.assert_allclose(fg.grad(loss)(p, 3), fg.grad(loss)(p, None), rtol=1e-12)
