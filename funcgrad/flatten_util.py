@@ -21,7 +21,13 @@ __all__ = ["ravel_pytree"]
 
 
 def ravel_pytree(tree):
-    """(flat vector, unravel) for a pytree of arrays and numbers."""
+    """(flat vector, unravel) for a pytree of arrays and numbers.
+
+        >>> flat, unravel = fg.flatten_util.ravel_pytree({"w": np.ones((2, 2)), "b": 0.5})
+        >>> flat, unravel(2 * flat)["w"]
+        (array([0.5, 1. , 1. , 1. , 1. ]), array([[2., 2.],
+               [2., 2.]]))
+    """
     leaves, treedef = tree_flatten(tree)
     shapes = [np.shape(x) for x in leaves]
     dtypes = [x.dtype if hasattr(x, "dtype") else np.asarray(x).dtype for x in leaves]

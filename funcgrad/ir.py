@@ -116,7 +116,12 @@ class Eqn:
 
 
 class Program:
-    """A typed SSA program: input variables, equations, outputs (Var or Lit)."""
+    """A typed SSA program: input variables, equations, outputs (Var or Lit).
+
+        >>> prog = fg.make_ir(lambda x: fnp.sum(x ** 2))(np.ones(3))
+        >>> prog.in_avals, len(prog.eqns), prog.out_avals
+        ([f64[3]], 2, [f64[]])
+    """
 
     __slots__ = ("in_vars", "eqns", "outs")
 

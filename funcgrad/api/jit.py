@@ -61,8 +61,9 @@ def disable_jit(disable=True):
     """Run jitted functions with the reference interpreter inside this block, in this thread
     (for debugging; other threads keep running compiled).
 
+        >>> f = fg.jit(lambda x: fnp.sum(fnp.sin(x) ** 2))
         >>> with fg.disable_jit():
-        ...     fg.jit(f)(x)          # NumPy, equation by equation
+        ...     f(np.ones(3))         # NumPy, equation by equation
     """
     disable = bool(disable)
     prev = _disabled.on
@@ -397,8 +398,9 @@ def _numba_error(entry, exc, f):
 def jit(f=None, *, static_argnums=(), parallel=False, background=None):
     """Compile f with Numba, once per signature (shapes, dtypes, pytree structure, statics).
 
+        >>> loss = lambda w: fnp.sum(fnp.sin(w) ** 2)
         >>> fast_grad = fg.jit(fg.grad(loss))
-        >>> fast_grad(x)              # first call traces and compiles; later calls are native
+        >>> fast_grad(np.ones(3))     # first call traces and compiles; later calls are native
 
     Python floats are traced as 0-d arrays; Python ints and bools, which usually steer control
     flow (loop counts, flags), are static: each new value compiles anew. `static_argnums` makes

@@ -78,6 +78,9 @@ def cache_dir():
     """The persistent kernel cache directory, or None when the cache is disabled.
 
     $FUNCGRAD_CACHE_DIR if set, else $XDG_CACHE_HOME/funcgrad (default ~/.cache/funcgrad).
+
+        >>> fg.cache_dir()
+        '/home/me/.cache/funcgrad'
     """
     if os.environ.get("FUNCGRAD_DISABLE_CACHE", "").strip().lower() not in ("", "0", "false", "no"):
         return None
@@ -96,6 +99,12 @@ def clear_cache():
     Only entries funcgrad made (`<32 hex digits>/` directories) are removed, so pointing
     FUNCGRAD_CACHE_DIR at a shared directory never deletes anything else. Returns the number of
     entries removed. Kernels already held by jitted functions keep working.
+
+        >>> import os, tempfile, unittest.mock
+        >>> with tempfile.TemporaryDirectory() as d:       # a scratch cache, not your own
+        ...     with unittest.mock.patch.dict(os.environ, FUNCGRAD_CACHE_DIR=d):
+        ...         fg.clear_cache()                       # nothing cached there yet
+        0
     """
     kernels.clear()
     root = cache_dir()

@@ -137,7 +137,9 @@ def cond(pred, true_fun, false_fun, *operands):
     the chosen branch runs (under fg.vmap with a batched pred both run and results are
     selected per example). For elementwise choices between arrays use fnp.where.
 
-        >>> fg.cond(x > 0, lambda x: fnp.log(x), lambda x: 0.0 * x, x)
+        >>> f = lambda x: fg.cond(x > 0, lambda x: fnp.log(x), lambda x: 0.0 * x, x)
+        >>> fg.grad(f)(2.0), fg.grad(f)(-2.0)
+        (0.5, 0.0)
     """
     a = aval_of(pred) if isinstance(pred, Traced) else None
     shape = a.shape if a is not None else np.shape(pred)

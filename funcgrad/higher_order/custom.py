@@ -166,7 +166,10 @@ def pure_callback(fn, result_shape_dtype, *args):
     an interpreter round trip). `result_shape_dtype` is an array or anything with .shape and
     .dtype describing the result. No derivative of its own: combine with custom_vjp.
 
+        >>> import scipy.special
+        >>> x = np.linspace(-1.0, 1.0, 3)
         >>> fg.pure_callback(scipy.special.erf, x, x)
+        array([-0.84270079,  0.        ,  0.84270079])
     """
     aval = Aval(np.shape(result_shape_dtype), np.asarray(result_shape_dtype).dtype
                 if not hasattr(result_shape_dtype, "dtype") else result_shape_dtype.dtype)
@@ -268,6 +271,8 @@ def checkpoint(f, policy=None):
     None recomputes everything (same result as `checkpoint_policies.nothing_saveable`).
 
         >>> block = fg.checkpoint(lambda x: fnp.tanh(fnp.sin(x) * 3.0))
+        >>> fg.grad(lambda x: fnp.sum(block(x)))(np.ones(3))    # sin and tanh recomputed
+        >>> layer = lambda x: fnp.tanh(x @ np.eye(3))
         >>> mlp = fg.checkpoint(layer, policy=fg.checkpoint_policies.dots_saveable)
     """
     return _checkpoint_with_policy(f, checkpoint_policies.nothing_saveable if policy is None
@@ -291,7 +296,10 @@ def checkpoint_name(x, name):
     fg.checkpoint (`checkpoint_policies.save_only_these_names`); elsewhere it does nothing
     and records nothing. Works on pytrees.
 
-        >>> h = fg.checkpoint_name(fnp.tanh(x @ W), "hidden")
+        >>> W = np.eye(2)
+        >>> f = fg.checkpoint(lambda x: fnp.sum(fg.checkpoint_name(fnp.tanh(x @ W), "hidden")),
+        ...                   policy=fg.checkpoint_policies.save_only_these_names("hidden"))
+        >>> fg.grad(f)(np.ones(2))              # tanh(x @ W) saved, not recomputed
     """
     if not isinstance(name, str):
         raise TypeError(f"checkpoint_name: name must be a str, got {type(name).__name__}")
@@ -307,6 +315,7 @@ class checkpoint_policies:
     program (as printed by fg.make_ir: the primitive's name and its static parameters) whether
     the equation's outputs may be saved for the backward pass instead of being recomputed.
 
+        >>> block = lambda x: fnp.exp(fnp.tanh(x @ np.eye(2)))
         >>> fg.checkpoint(block, policy=fg.checkpoint_policies.dots_saveable)
         >>> fg.checkpoint(block, policy=lambda name, params: name in ("contract", "exp"))
     """

@@ -63,6 +63,7 @@ def custom_linear_solve(matvec, b, solve, transpose_solve=None, symmetric=False,
     with respect to b and to whatever matvec closes over. Reverse mode needs the transposed
     system: `transpose_solve(vecmat, b)`, or `symmetric=True` to reuse `solve`.
 
+        >>> A, b = np.array([[4.0, 1.0], [1.0, 3.0]]), np.ones(2)
         >>> def dense_solve(mv, b):          # materialise the matrix from mv, then solve
         ...     return fnp.linalg.solve(fnp.stack([mv(e) for e in np.eye(b.shape[0])], axis=1), b)
         >>> x = fg.custom_linear_solve(lambda v: A @ v, b, dense_solve, symmetric=True)

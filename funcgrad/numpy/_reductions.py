@@ -104,7 +104,8 @@ def std(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, where=None):
 def logsumexp(a, axis=None, b=None, keepdims=False, return_sign=False):
     """log(sum(b * exp(a))) computed stably (scipy.special.logsumexp).
 
-        >>> fnp.logsumexp(logits, axis=-1)
+        >>> fnp.logsumexp(np.array([[1000.0, 1000.0], [0.0, 0.0]]), axis=-1)
+        array([1.00069315e+03, 6.93147181e-01])
     """
     if return_sign:
         raise NotImplementedError("logsumexp(return_sign=True) is not supported")

@@ -19,13 +19,22 @@ __all__ = ["constant_schedule", "linear_schedule", "polynomial_schedule", "expon
 
 
 def constant_schedule(value):
-    """step -> value."""
+    """step -> value.
+
+        >>> fg.optim.constant_schedule(0.1)(1000)
+        0.1
+    """
     return lambda count: value
 
 
 def polynomial_schedule(init_value, end_value, power, transition_steps, transition_begin=0):
     """From init_value to end_value over transition_steps steps (starting at transition_begin)
-    along (1 - t) ** power; constant before and after."""
+    along (1 - t) ** power; constant before and after.
+
+        >>> sched = fg.optim.polynomial_schedule(1.0, 0.0, power=2, transition_steps=10)
+        >>> sched(0), sched(5), sched(20)
+        (1.0, 0.25, 0.0)
+    """
     if transition_steps <= 0:
         return constant_schedule(init_value)
 
@@ -37,14 +46,24 @@ def polynomial_schedule(init_value, end_value, power, transition_steps, transiti
 
 
 def linear_schedule(init_value, end_value, transition_steps, transition_begin=0):
-    """Linear from init_value to end_value over transition_steps steps."""
+    """Linear from init_value to end_value over transition_steps steps.
+
+        >>> sched = fg.optim.linear_schedule(1.0, 0.0, transition_steps=10)
+        >>> sched(5), sched(20)
+        (0.5, 0.0)
+    """
     return polynomial_schedule(init_value, end_value, 1, transition_steps, transition_begin)
 
 
 def exponential_decay(init_value, transition_steps, decay_rate, transition_begin=0,
                       staircase=False, end_value=None):
     """init_value * decay_rate ** ((step - transition_begin) / transition_steps), from
-    transition_begin on (in whole transitions when staircase); bounded by end_value."""
+    transition_begin on (in whole transitions when staircase); bounded by end_value.
+
+        >>> sched = fg.optim.exponential_decay(1.0, transition_steps=10, decay_rate=0.5)
+        >>> sched(10), sched(20)
+        (0.5, 0.25)
+    """
     if transition_steps <= 0 or decay_rate == 0:
         return constant_schedule(init_value)
 
@@ -62,7 +81,12 @@ def exponential_decay(init_value, transition_steps, decay_rate, transition_begin
 
 def cosine_decay_schedule(init_value, decay_steps, alpha=0.0, exponent=1.0):
     """init_value * ((1 - alpha) * (0.5 (1 + cos(pi t / decay_steps))) ** exponent + alpha),
-    constant after decay_steps."""
+    constant after decay_steps.
+
+        >>> sched = fg.optim.cosine_decay_schedule(1.0, decay_steps=100, alpha=0.1)
+        >>> sched(0), sched(50), sched(200)
+        (1.0, 0.55, 0.1)
+    """
     if decay_steps <= 0:
         raise ValueError("cosine_decay_schedule: decay_steps must be positive")
 
@@ -74,7 +98,13 @@ def cosine_decay_schedule(init_value, decay_steps, alpha=0.0, exponent=1.0):
 
 
 def join_schedules(schedules, boundaries):
-    """schedules[i] from boundaries[i - 1] on, each given the steps since its boundary."""
+    """schedules[i] from boundaries[i - 1] on, each given the steps since its boundary.
+
+        >>> warmup = fg.optim.linear_schedule(0.0, 1.0, transition_steps=10)
+        >>> sched = fg.optim.join_schedules([warmup, fg.optim.constant_schedule(1.0)], [10])
+        >>> sched(5), sched(50)
+        (0.5, 1.0)
+    """
     def schedule(count):
         value = schedules[0](count)
         for boundary, sched in zip(boundaries, schedules[1:]):
@@ -86,7 +116,12 @@ def join_schedules(schedules, boundaries):
 def warmup_cosine_decay_schedule(init_value, peak_value, warmup_steps, decay_steps,
                                  end_value=0.0, exponent=1.0):
     """Linear warm-up from init_value to peak_value over warmup_steps, then cosine decay to
-    end_value at decay_steps (decay_steps counts the warm-up, as in optax)."""
+    end_value at decay_steps (decay_steps counts the warm-up, as in optax).
+
+        >>> sched = fg.optim.warmup_cosine_decay_schedule(0.0, 1.0, warmup_steps=10, decay_steps=50)
+        >>> sched(5), sched(10), sched(50)
+        (0.5, 1.0, 0.0)
+    """
     alpha = 0.0 if peak_value == 0 else end_value / peak_value
     return join_schedules(
         [linear_schedule(init_value, peak_value, warmup_steps),
@@ -95,7 +130,12 @@ def warmup_cosine_decay_schedule(init_value, peak_value, warmup_steps, decay_ste
 
 
 def piecewise_constant_schedule(init_value, boundaries_and_scales=None):
-    """init_value, multiplied by scale from step `boundary` on, for each (boundary, scale)."""
+    """init_value, multiplied by scale from step `boundary` on, for each (boundary, scale).
+
+        >>> sched = fg.optim.piecewise_constant_schedule(1.0, {100: 0.5, 200: 0.5})
+        >>> sched(50), sched(150), sched(250)
+        (1.0, 0.5, 0.25)
+    """
     def schedule(count):
         value = init_value
         for boundary, scale in sorted((boundaries_and_scales or {}).items()):

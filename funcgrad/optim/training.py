@@ -37,7 +37,13 @@ __all__ = ["fit", "FitResult", "batch_indices"]
 class FitResult(NamedTuple):
     """What fit returns: the final parameters and optimizer state, the loss of every step
     (evaluated at the parameters before that step's update), and with has_aux the auxiliary
-    output of every step, stacked."""
+    output of every step, stacked.
+
+        >>> res = fg.optim.fit(lambda p: fnp.sum((p - 3.0) ** 2), np.zeros(2), fg.optim.sgd(0.1),
+        ...                    steps=5)
+        >>> res.params, res.losses[0]
+        (array([2.01696, 2.01696]), 18.0)
+    """
     params: Any
     opt_state: Any
     losses: np.ndarray
@@ -47,7 +53,13 @@ class FitResult(NamedTuple):
 def batch_indices(n, batch_size, steps, seed=0):
     """(steps, batch_size) row indices: each epoch a fresh permutation of range(n) from `seed`,
     cut into n // batch_size batches (the last n % batch_size rows of an epoch are skipped, so
-    every batch has the same size)."""
+    every batch has the same size).
+
+        >>> fg.optim.batch_indices(5, batch_size=2, steps=3)     # 2 batches per epoch of 5 rows
+        array([[2, 4],
+               [3, 0],
+               [4, 1]])
+    """
     if not 0 < batch_size <= n:
         raise ValueError(f"fit: batch_size must be between 1 and the number of rows ({n}), "
                          f"got {batch_size}")
@@ -78,6 +90,12 @@ def fit(loss, params, optimizer, *, steps, data=None, batch_size=None, has_aux=F
     that length, one compiled kernel reused for each).
     opt_state: continue from this optimizer state instead of optimizer.init(params).
     Returns a FitResult(params, opt_state, losses, aux).
+
+        >>> X = np.random.default_rng(0).normal(size=(64, 2)); y = X @ np.array([2.0, -1.0])
+        >>> loss = lambda w, X, y: fnp.mean((X @ w - y) ** 2)
+        >>> fg.optim.fit(loss, np.zeros(2), fg.optim.adam(0.1), steps=200, data=(X, y),
+        ...              batch_size=16).params                       # close to [2, -1]
+        array([ 1.99996424, -0.9999818 ])
     """
     steps = int(steps)
     if steps < 0:

@@ -35,7 +35,13 @@ __all__ = ["GradientTransformation", "apply_updates", "chain", "identity", "scal
 
 class GradientTransformation(NamedTuple):
     """A pair of pure functions: init(params) -> state, update(grads, state, params) ->
-    (updates, new state)."""
+    (updates, new state).
+
+        >>> double = fg.optim.GradientTransformation(
+        ...     init=lambda params: (), update=lambda g, state, params=None: (2 * g, state))
+        >>> double.update(np.ones(2), double.init(np.ones(2)))
+        (array([2., 2.]), ())
+    """
     init: Callable
     update: Callable
 
@@ -77,6 +83,13 @@ class ScaleByScheduleState(NamedTuple):
 
 
 class InjectHyperparamsState(NamedTuple):
+    """The state of the named optimizers (see inject_hyperparams): the step count, the
+    hyperparameters by name, and the state of the transformation they make.
+
+        >>> state = fg.optim.adam(1e-3).init(np.zeros(2))
+        >>> state.count, state.hyperparams["learning_rate"]
+        (array(0, dtype=int32), array(0.001))
+    """
     count: Any
     hyperparams: dict
     inner_state: Any
@@ -108,18 +121,33 @@ def _bias_corrected(m, decay, count):
 
 
 def apply_updates(params, updates):
-    """params + updates, leaf by leaf, each result in its parameter's dtype."""
+    """params + updates, leaf by leaf, each result in its parameter's dtype.
+
+        >>> fg.optim.apply_updates({"w": np.ones(2)}, {"w": np.array([0.5, -0.5])})
+        {'w': array([1.5, 0.5])}
+    """
     return tree_map(lambda p, u: fnp.asarray(p + u).astype(_dtype(p)), params, updates)
 
 
 def identity():
-    """Passes the updates on unchanged."""
+    """Passes the updates on unchanged.
+
+        >>> opt = fg.optim.identity()
+        >>> opt.update(np.ones(2), opt.init(np.ones(2)))
+        (array([1., 1.]), EmptyState())
+    """
     return GradientTransformation(lambda params: EmptyState(),
                                   lambda updates, state, params=None: (updates, state))
 
 
 def chain(*transforms):
-    """The transformations applied one after another; the state is the tuple of theirs."""
+    """The transformations applied one after another; the state is the tuple of theirs.
+
+        >>> opt = fg.optim.chain(fg.optim.clip_by_global_norm(1.0), fg.optim.scale(-0.1))
+        >>> updates, state = opt.update(np.array([3.0, 4.0]), opt.init(np.zeros(2)))
+        >>> updates
+        array([-0.06, -0.08])
+    """
     def init(params):
         return tuple(t.init(params) for t in transforms)
 
@@ -133,14 +161,25 @@ def chain(*transforms):
 
 
 def scale(step_size):
-    """updates * step_size."""
+    """updates * step_size.
+
+        >>> opt = fg.optim.scale(-0.1)
+        >>> opt.update(np.array([1.0, 2.0]), opt.init(np.zeros(2)))[0]
+        array([-0.1, -0.2])
+    """
     return GradientTransformation(
         lambda params: EmptyState(),
         lambda updates, state, params=None: (tree_map(lambda g: g * step_size, updates), state))
 
 
 def scale_by_schedule(step_size_fn):
-    """updates * step_size_fn(count); count starts at 0 and grows by one per update."""
+    """updates * step_size_fn(count); count starts at 0 and grows by one per update.
+
+        >>> opt = fg.optim.scale_by_schedule(lambda count: 0.5 ** count)
+        >>> _, state = opt.update(np.ones(2), opt.init(np.zeros(2)))
+        >>> opt.update(np.ones(2), state)[0]          # the second update: count 1
+        array([0.5, 0.5])
+    """
     def update(updates, state, params=None):
         step = step_size_fn(state.count)
         return tree_map(lambda g: g * step, updates), ScaleByScheduleState(state.count + 1)
@@ -149,7 +188,12 @@ def scale_by_schedule(step_size_fn):
 
 def scale_by_learning_rate(learning_rate, flip_sign=True):
     """updates * -learning_rate (a number or a schedule step -> value); flip_sign=False keeps
-    the sign (gradient ascent)."""
+    the sign (gradient ascent).
+
+        >>> opt = fg.optim.scale_by_learning_rate(0.1)
+        >>> opt.update(np.array([1.0, -2.0]), opt.init(np.zeros(2)))[0]
+        array([-0.1,  0.2])
+    """
     sign = -1 if flip_sign else 1
     if callable(learning_rate):
         return scale_by_schedule(lambda count: sign * learning_rate(count))
@@ -158,7 +202,12 @@ def scale_by_learning_rate(learning_rate, flip_sign=True):
 
 def scale_by_adam(b1=0.9, b2=0.999, eps=1e-8, eps_root=0.0):
     """Adam's direction (Kingma & Ba): bias-corrected first moment over the root of the
-    bias-corrected second moment."""
+    bias-corrected second moment.
+
+        >>> opt = fg.optim.scale_by_adam()
+        >>> opt.update(np.array([1e-3, -5.0]), opt.init(np.zeros(2)))[0]   # about sign(g) at first
+        array([ 0.99999, -1.     ])
+    """
     def init(params):
         return ScaleByAdamState(_count0(), _zeros_like(params), _zeros_like(params))
 
@@ -173,7 +222,12 @@ def scale_by_adam(b1=0.9, b2=0.999, eps=1e-8, eps_root=0.0):
 
 
 def scale_by_rms(decay=0.9, eps=1e-8, initial_scale=0.0, eps_in_sqrt=True):
-    """updates / sqrt(EMA of their squares) (RMSProp's direction)."""
+    """updates / sqrt(EMA of their squares) (RMSProp's direction).
+
+        >>> opt = fg.optim.scale_by_rms(decay=0.9)
+        >>> opt.update(np.array([1.0, -2.0]), opt.init(np.zeros(2)))[0]    # g / sqrt(0.1 g^2)
+        array([ 3.1622775 , -3.16227762])
+    """
     def update(updates, state, params=None):
         nu = tree_map(lambda g, v: _moment(g, v, decay, 2), updates, state.nu)
         out = tree_map(lambda g, v: g * (1 / fnp.sqrt(v + eps)) if eps_in_sqrt
@@ -184,7 +238,12 @@ def scale_by_rms(decay=0.9, eps=1e-8, initial_scale=0.0, eps_in_sqrt=True):
 
 
 def scale_by_stddev(decay=0.9, eps=1e-8, initial_scale=0.0):
-    """updates / their running standard deviation (centered RMSProp's direction)."""
+    """updates / their running standard deviation (centered RMSProp's direction).
+
+        >>> opt = fg.optim.scale_by_stddev(decay=0.9)
+        >>> opt.update(np.array([1.0, -2.0]), opt.init(np.zeros(2)))[0]    # g / sqrt(0.09 g^2)
+        array([ 3.33333315, -3.33333329])
+    """
     def update(updates, state, params=None):
         mu = tree_map(lambda g, m: _moment(g, m, decay, 1), updates, state.mu)
         nu = tree_map(lambda g, v: _moment(g, v, decay, 2), updates, state.nu)
@@ -196,7 +255,12 @@ def scale_by_stddev(decay=0.9, eps=1e-8, initial_scale=0.0):
 
 
 def scale_by_rss(initial_accumulator_value=0.1, eps=1e-7):
-    """updates / sqrt(sum of all squared updates so far) (Adagrad's direction)."""
+    """updates / sqrt(sum of all squared updates so far) (Adagrad's direction).
+
+        >>> opt = fg.optim.scale_by_rss(initial_accumulator_value=0.0)
+        >>> opt.update(np.array([1.0, -2.0]), opt.init(np.zeros(2)))[0]    # g / |g| at first
+        array([ 0.99999995, -0.99999999])
+    """
     def update(updates, state, params=None):
         sos = tree_map(lambda g, s: g * g + s, updates, state.sum_of_squares)
         out = tree_map(lambda g, s: fnp.where(s > 0, 1 / fnp.sqrt(s + eps), 0.0) * g, updates, sos)
@@ -207,7 +271,12 @@ def scale_by_rss(initial_accumulator_value=0.1, eps=1e-7):
 
 def scale_by_lion(b1=0.9, b2=0.99):
     """Lion's direction (Chen et al. 2023): the sign of an interpolation of the gradient and
-    its momentum; the momentum is updated with b2."""
+    its momentum; the momentum is updated with b2.
+
+        >>> opt = fg.optim.scale_by_lion()
+        >>> opt.update(np.array([1e-3, -5.0]), opt.init(np.zeros(2)))[0]
+        array([ 1., -1.])
+    """
     def init(params):
         return ScaleByLionState(_count0(), _zeros_like(params))
 
@@ -219,7 +288,13 @@ def scale_by_lion(b1=0.9, b2=0.99):
 
 
 def trace(decay, nesterov=False):
-    """Momentum: t = g + decay * t; passes t on (g + decay * t with nesterov)."""
+    """Momentum: t = g + decay * t; passes t on (g + decay * t with nesterov).
+
+        >>> opt = fg.optim.trace(decay=0.9)
+        >>> _, state = opt.update(np.ones(2), opt.init(np.zeros(2)))
+        >>> opt.update(np.ones(2), state)[0]          # 1 + 0.9 * 1
+        array([1.9, 1.9])
+    """
     def update(updates, state, params=None):
         new = tree_map(lambda g, t: g + decay * t, updates, state.trace)
         out = tree_map(lambda g, t: g + decay * t, updates, new) if nesterov else new
@@ -238,7 +313,13 @@ def _masked(mask, params):
 
 def add_decayed_weights(weight_decay=0.0, mask=None):
     """updates + weight_decay * params (decoupled weight decay, AdamW's); `mask` (a pytree of
-    bools like params, or a function params -> that) limits it to the True leaves."""
+    bools like params, or a function params -> that) limits it to the True leaves.
+
+        >>> opt = fg.optim.add_decayed_weights(0.1, mask={"w": True, "b": False})
+        >>> params = {"w": np.ones(2), "b": np.ones(2)}
+        >>> opt.update({"w": np.zeros(2), "b": np.zeros(2)}, opt.init(params), params)[0]
+        {'b': array([0., 0.]), 'w': array([0.1, 0.1])}
+    """
     def update(updates, state, params=None):
         if params is None:
             raise ValueError("add_decayed_weights needs the parameters: call "
@@ -250,12 +331,21 @@ def add_decayed_weights(weight_decay=0.0, mask=None):
 
 
 def global_norm(updates):
-    """sqrt of the sum of the squares of every leaf."""
+    """sqrt of the sum of the squares of every leaf.
+
+        >>> fg.optim.global_norm({"a": np.array([3.0]), "b": np.array([[4.0]])})
+        5.0
+    """
     return fnp.sqrt(sum(fnp.sum(g * g) for g in tree_leaves(updates)))
 
 
 def clip_by_global_norm(max_norm):
-    """Scales the updates down to global norm max_norm when it is larger."""
+    """Scales the updates down to global norm max_norm when it is larger.
+
+        >>> opt = fg.optim.clip_by_global_norm(1.0)
+        >>> opt.update(np.array([3.0, 4.0]), opt.init(np.zeros(2)))[0]
+        array([0.6, 0.8])
+    """
     def update(updates, state, params=None):
         norm = global_norm(updates)
         return tree_map(lambda g: fnp.where(norm < max_norm, g, g / norm * max_norm),
@@ -274,8 +364,11 @@ def inject_hyperparams(factory, static_args=()):
     steps) and evaluates those given as schedules (functions of the step) at every step. Other
     values (None, bools, and the names in static_args) are passed to factory as they are.
 
-        >>> opt = fg.optim.inject_hyperparams(fg.optim.sgd)(learning_rate=0.1, momentum=0.9)
-        >>> state = opt.init(params); state.hyperparams["learning_rate"] = 0.05
+        >>> opt = fg.optim.inject_hyperparams(fg.optim.scale)(step_size=-0.1)
+        >>> state = opt.init(np.zeros(2))
+        >>> state.hyperparams["step_size"] = -0.05             # settable between steps
+        >>> opt.update(np.ones(2), state)[0]
+        array([-0.05, -0.05])
     """
     def make(**hyperparams):
         sched = {k: v for k, v in hyperparams.items() if callable(v) and k not in static_args}
@@ -334,19 +427,40 @@ def _lion(learning_rate, b1=0.9, b2=0.99, weight_decay=1e-3, mask=None):
 
 def sgd(learning_rate, momentum=None, nesterov=False):
     """Stochastic gradient descent, with heavy-ball or Nesterov momentum (PyTorch's SGD with
-    dampening 0: t = g + momentum * t; p -= lr * t)."""
+    dampening 0: t = g + momentum * t; p -= lr * t).
+
+        >>> loss = lambda p: fnp.sum((p - 3.0) ** 2)
+        >>> opt, params = fg.optim.sgd(0.1, momentum=0.9), np.zeros(2)
+        >>> updates, state = opt.update(fg.grad(loss)(params), opt.init(params), params)
+        >>> fg.optim.apply_updates(params, updates)
+        array([0.6, 0.6])
+    """
     return inject_hyperparams(_sgd)(learning_rate=learning_rate, momentum=momentum,
                                     nesterov=nesterov)
 
 
 def adam(learning_rate, b1=0.9, b2=0.999, eps=1e-8, eps_root=0.0):
-    """Adam: p -= lr * m_hat / (sqrt(v_hat + eps_root) + eps)."""
+    """Adam: p -= lr * m_hat / (sqrt(v_hat + eps_root) + eps).
+
+        >>> loss = lambda p: fnp.sum((p - 3.0) ** 2)
+        >>> opt, params = fg.optim.adam(0.1), np.zeros(2)
+        >>> updates, state = opt.update(fg.grad(loss)(params), opt.init(params), params)
+        >>> fg.optim.apply_updates(params, updates)          # each moves by lr at first
+        array([0.1, 0.1])
+    """
     return inject_hyperparams(_adam)(learning_rate=learning_rate, b1=b1, b2=b2, eps=eps,
                                      eps_root=eps_root)
 
 
 def adamw(learning_rate, b1=0.9, b2=0.999, eps=1e-8, eps_root=0.0, weight_decay=1e-4, mask=None):
-    """Adam with decoupled weight decay: p -= lr * (m_hat / (sqrt(v_hat) + eps) + wd * p)."""
+    """Adam with decoupled weight decay: p -= lr * (m_hat / (sqrt(v_hat) + eps) + wd * p).
+
+        >>> loss = lambda p: fnp.sum((p - 3.0) ** 2)
+        >>> opt, params = fg.optim.adamw(0.1, weight_decay=1e-2), np.zeros(2)
+        >>> updates, state = opt.update(fg.grad(loss)(params), opt.init(params), params)
+        >>> fg.optim.apply_updates(params, updates)
+        array([0.1, 0.1])
+    """
     return inject_hyperparams(_adamw, ("mask",))(learning_rate=learning_rate, b1=b1, b2=b2, eps=eps,
                                       eps_root=eps_root, weight_decay=weight_decay, mask=mask)
 
@@ -354,20 +468,41 @@ def adamw(learning_rate, b1=0.9, b2=0.999, eps=1e-8, eps_root=0.0, weight_decay=
 def rmsprop(learning_rate, decay=0.9, eps=1e-8, initial_scale=0.0, eps_in_sqrt=True,
             centered=False, momentum=None, nesterov=False):
     """RMSProp (optax's: eps inside the square root by default; centered divides by the
-    running standard deviation)."""
+    running standard deviation).
+
+        >>> loss = lambda p: fnp.sum((p - 3.0) ** 2)
+        >>> opt, params = fg.optim.rmsprop(0.1), np.zeros(2)
+        >>> updates, state = opt.update(fg.grad(loss)(params), opt.init(params), params)
+        >>> fg.optim.apply_updates(params, updates)
+        array([0.31622777, 0.31622777])
+    """
     return inject_hyperparams(_rmsprop)(
         learning_rate=learning_rate, decay=decay, eps=eps, initial_scale=initial_scale,
         eps_in_sqrt=eps_in_sqrt, centered=centered, momentum=momentum, nesterov=nesterov)
 
 
 def adagrad(learning_rate, initial_accumulator_value=0.1, eps=1e-7):
-    """Adagrad: p -= lr * g / sqrt(sum of squared gradients + eps)."""
+    """Adagrad: p -= lr * g / sqrt(sum of squared gradients + eps).
+
+        >>> loss = lambda p: fnp.sum((p - 3.0) ** 2)
+        >>> opt, params = fg.optim.adagrad(0.1), np.zeros(2)
+        >>> updates, state = opt.update(fg.grad(loss)(params), opt.init(params), params)
+        >>> fg.optim.apply_updates(params, updates)
+        array([0.0998614, 0.0998614])
+    """
     return inject_hyperparams(_adagrad)(learning_rate=learning_rate,
                                         initial_accumulator_value=initial_accumulator_value,
                                         eps=eps)
 
 
 def lion(learning_rate, b1=0.9, b2=0.99, weight_decay=1e-3, mask=None):
-    """Lion: p -= lr * (sign((1 - b1) g + b1 m) + wd * p); m = (1 - b2) g + b2 m."""
+    """Lion: p -= lr * (sign((1 - b1) g + b1 m) + wd * p); m = (1 - b2) g + b2 m.
+
+        >>> loss = lambda p: fnp.sum((p - 3.0) ** 2)
+        >>> opt, params = fg.optim.lion(0.1), np.zeros(2)
+        >>> updates, state = opt.update(fg.grad(loss)(params), opt.init(params), params)
+        >>> fg.optim.apply_updates(params, updates)          # lr * sign(-grad)
+        array([0.1, 0.1])
+    """
     return inject_hyperparams(_lion, ("mask",))(learning_rate=learning_rate, b1=b1, b2=b2,
                                      weight_decay=weight_decay, mask=mask)

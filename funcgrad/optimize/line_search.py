@@ -29,6 +29,12 @@ def strong_wolfe(value_and_grad, x, d, f0, g0, a0=1.0, *, c1=1e-4, c2=0.9, maxls
     feasible set (bounds). Returns (a, f(x + a d), g(x + a d), evaluations, found): when no
     step satisfies both conditions within maxls trials, the best step found so far (0 if none
     lowered f) with found False.
+
+        >>> vg = fg.value_and_grad(lambda x: fnp.sum(x ** 2))
+        >>> x = np.array([1.0, 2.0]); f0, g0 = vg(x)
+        >>> a, f, g, evaluations, found = fg.optimize.strong_wolfe(vg, x, -g0, f0, g0)
+        >>> a, found                       # x - 0.5 g0 is the minimum
+        (0.5, True)
     """
     dphi0 = fnp.sum(g0 * d)
     point = (lambda a: x + a * d) if project is None else (lambda a: project(x + a * d))

@@ -72,6 +72,10 @@ def root(fun, x0, args=(), *, method="newton", tol=1e-10, maxiter=100, xtol=1e-1
     Stops when max |F(x)| <= tol, when a step is below xtol relative, or after maxiter.
     Returns an OptimizeResult with x, fun, nit, nfev, njev, success, status, message; with
     history=True also history["fnorm"], max |F| at x0 and after every iteration.
+
+        >>> F = lambda x: fnp.stack([x[0] ** 2 + x[1] ** 2 - 4.0, x[0] - x[1]])
+        >>> fg.optimize.root(F, np.ones(2)).x          # [sqrt 2, sqrt 2]
+        array([1.41421356, 1.41421356])
     """
     if method not in ("newton", "broyden"):
         raise ValueError(f"root: method must be 'newton' or 'broyden', got {method!r}")
@@ -150,6 +154,11 @@ def least_squares(fun, x0, args=(), *, method="lm", ftol=1e-8, xtol=1e-8, gtol=1
     Returns an OptimizeResult with x, cost, fun (residuals), jac, grad, nfev, njev, status,
     success, message; with history=True also history["cost"] and history["gnorm"] (max
     |J^T r|) at x0 and after every evaluation (a rejected LM step repeats the last row).
+
+        >>> t = np.linspace(0.0, 1.0, 5); y = 2.0 * np.exp(-1.5 * t)
+        >>> res = fg.optimize.least_squares(lambda p: p[0] * fnp.exp(-p[1] * t) - y, np.ones(2))
+        >>> res.x
+        array([2. , 1.5])
     """
     if method not in ("lm", "gauss-newton"):
         raise ValueError(f"least_squares: method must be 'lm' or 'gauss-newton', got {method!r}")

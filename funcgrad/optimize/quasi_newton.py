@@ -238,6 +238,11 @@ def minimize(fun, x0, args=(), *, method="lbfgs", tol=None, maxiter=None, bounds
     1e-5; gtol only if given in options). Returns a scipy.optimize.OptimizeResult with x
     (x0's structure), fun, jac, nit, nfev, njev, success, status, message (nhev for
     newton-cg; history with history=True).
+
+        >>> rosen = lambda x: (1 - x[0]) ** 2 + 100 * (x[1] - x[0] ** 2) ** 2
+        >>> res = fg.optimize.minimize(rosen, np.zeros(2))
+        >>> res.x, res.nit
+        (array([0.99999959, 0.99999916]), 20)
     """
     method = method.lower().replace("-", "")
     if method not in METHODS:

@@ -36,7 +36,13 @@ def minimize(fun, x0, args=(), method="L-BFGS-B", **kwargs):
     """scipy.optimize.minimize(fun, x0, args, method, ...) with `jac` from one compiled
     value-and-gradient kernel (one call per SciPy evaluation) and, for Newton-CG and the
     trust-region Krylov methods, `hessp` from a compiled Hessian-vector product
-    (forward-over-reverse). `fun(x, *args)` returns a scalar."""
+    (forward-over-reverse). `fun(x, *args)` returns a scalar.
+
+        >>> rosen = lambda x: (1 - x[0]) ** 2 + 100 * (x[1] - x[0] ** 2) ** 2
+        >>> res = fg.scipy.minimize(rosen, np.zeros(2))           # L-BFGS-B
+        >>> res.x, res.nit
+        (array([0.99999971, 0.9999994 ]), 21)
+    """
     import scipy.optimize
     for given in ("jac", "hessp", "hess"):
         if given in kwargs:
@@ -68,7 +74,12 @@ def minimize(fun, x0, args=(), method="L-BFGS-B", **kwargs):
 def least_squares(fun, x0, args=(), **kwargs):
     """scipy.optimize.least_squares(fun, x0, args=args, ...) with `jac` from a compiled
     Jacobian kernel (forward mode when there are fewer parameters than residuals, reverse
-    mode otherwise). `fun(x, *args)` returns the residual vector."""
+    mode otherwise). `fun(x, *args)` returns the residual vector.
+
+        >>> t = np.linspace(0.0, 1.0, 5); y = 2.0 * np.exp(-1.5 * t)
+        >>> fg.scipy.least_squares(lambda p: p[0] * fnp.exp(-p[1] * t) - y, np.ones(2)).x
+        array([2. , 1.5])
+    """
     import scipy.optimize
     if "jac" in kwargs:
         raise TypeError("fg.scipy.least_squares computes jac itself; call "
