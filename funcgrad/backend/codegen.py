@@ -111,8 +111,7 @@ class Generator:
         self.parts = 0
         self.uses, self.inputs, self.producer = {}, set(), {}
         self.lit_values = {}            # var id -> scalar: the value of a broadcast literal
-        # zero buffers a scatter-add chain writes first (fusion.first_writes): not zero-filled
-        self.fills, self.firsts, self.tails = {}, set(), set()
+        self.fills, self.firsts, self.tails = {}, set(), set()   # (fusion.first_writes)
         self.packs: dict[int, list] = {}     # id(concatenate) -> the values it packs (fusion.packs)
         self.unused: set[int] = set()        # id(reshape) whose only reader is such a pack
         self.in_var_uses: Counter = Counter()   # var id -> sub-programs with it as an input
@@ -155,13 +154,15 @@ class Generator:
     def zeros(self, x):
         """x is a buffer of +0.0 (or 0) this kernel makes and reads nowhere else."""
         v = self.lit_values.get(x.id) if isinstance(x, Var) else None
-        return (v is not None and x.aval.dtype.kind in "fiu" and v == 0 and not np.signbit(v)
-                and self.owns(x))
+        return v is not None and x.aval.dtype.kind in "fiu" and v == 0 and not np.signbit(v) and self.owns(x)
+
+    def split_body(self, g):
+        """A loop group whose body is written as calls to parts (split.py)."""
+        return self.large and len(g.eqns) > split.CHUNK_SIZE
 
     def planned(self, g):
         """A loop group's scatter-adds are written as fusion.scatter_plan says."""
-        split_body = self.large and len(g.eqns) > split.CHUNK_SIZE
-        return bool(g.shape) and not split_body and int(np.prod(g.shape)) >= DEFER_SCATTER_SIZE
+        return bool(g.shape) and not self.split_body(g) and int(np.prod(g.shape)) >= DEFER_SCATTER_SIZE
 
     def owns(self, x):
         """x is fresh and read nowhere else, so an update may write into it (others are
@@ -193,8 +194,7 @@ class Generator:
         in parts (split.py) when the program is large."""
         order = partition(prog, self.exits if prog is self.prog else ())
         need = materialized(prog, order)
-        for have, found in zip((self.fills, self.firsts, self.tails),
-                               first_writes(order, self.zeros, self.planned)):
+        for have, found in zip((self.fills, self.firsts, self.tails), first_writes(order, self.zeros, self.planned)):
             have.update(found)
         if not (self.large and split.weight(prog, self.weights) > split.CHUNK_SIZE):
             exits = self.exits if prog is self.prog else {}
@@ -343,7 +343,7 @@ class LoopEmitter:
         self.loaded: dict[str, str] = {}      # array name -> its element's local
         self.members = {v.id for e in group.eqns for v in e.outputs}
         # a large loop's body is written as calls to parts (split.py), run serially
-        self.split_body = gen.large and len(group.eqns) > split.CHUNK_SIZE
+        self.split_body = gen.split_body(group)
         # a loop with vectorisable math (vecmath) keeps its full sums out of it: a running
         # compensated sum is a serial chain that stops LLVM vectorising the whole loop (the
         # logistic loss's loop: 38 us scalar, 8.5 us with the terms summed after it)
