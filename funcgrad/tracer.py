@@ -399,7 +399,8 @@ class Tracer(Traced):
                 "first with fnp.array(list) or fnp.stack(list)).")
         raise self._concrete_error(
             "Converting to a NumPy array (np.asarray/np.array, or a NumPy function given a "
-            "list of traced values: use fnp.array(list) or fnp.stack(list))")
+            "list of traced values: use fnp.array(list) or fnp.stack(list); np.r_[...] and "
+            "np.c_[...]: use fnp.r_ and fnp.c_)")
 
     # -- NumPy protocols ------------------------------------------------------------------------
     def __array_ufunc__(self, ufunc, method, *inputs, out=None, **kwargs):
@@ -409,9 +410,15 @@ class Tracer(Traced):
                                 "Use the return value instead.")
         if method == "__call__":
             name = ufunc.__name__
+        elif method == "outer" and ufunc.nin == 2 and ufunc.__name__ in NAMESPACE:
+            a, b = (NAMESPACE["asarray"](v) for v in inputs)      # a[..., None, ...] op b
+            a = NAMESPACE["reshape"](a, a.shape + (1,) * b.ndim)
+            return NAMESPACE[ufunc.__name__](a, b, **kwargs)
         else:
             name = _UFUNC_METHODS.get((method, ufunc.__name__))
             kwargs.setdefault("axis", 0)          # ufunc.reduce/accumulate default to axis 0
+        if getattr(np, ufunc.__name__, None) is not ufunc:    # another library's ufunc
+            raise _foreign_ufunc(ufunc)
         fn = NAMESPACE.get(name) if name else None
         if fn is None:
             what = f"np.{ufunc.__name__}" + ("" if method == "__call__" else f".{method}")
@@ -441,6 +448,22 @@ def _numpy_caller():
             break
         frame = frame.f_back
     return None if name in (None, "asarray", "array", "asanyarray") else name
+
+
+def _foreign_ufunc(ufunc):
+    """A ufunc that is not NumPy's (scipy.special's erf, gammaln, ...): name it as the user
+    wrote it and say what to use instead."""
+    special = sys.modules.get("scipy.special")
+    name = ufunc.__name__
+    mod = "scipy.special" if getattr(special, name, None) is ufunc else "a library"
+    hint = {"erf": "Use fg.nn.erf(x), scipy.special.erf with its derivative.",
+            "expit": "Use fg.nn.sigmoid(x), which is scipy.special.expit."}.get(
+        name, "Write it with funcgrad.numpy functions, or call it through "
+              f"fg.pure_callback({mod}.{name}, x, x) inside an fg.custom_vjp that gives its "
+              "derivative.")
+    return UnsupportedFunctionError(
+        f"{mod}'s ufunc {name} cannot take traced values{where(user_frame())}: funcgrad does "
+        f"not know its derivative or compiled form. {hint}")
 
 
 def _unsupported(name):

@@ -125,6 +125,16 @@ CASES = [
     ("polyval", lambda m, p, x: m.polyval(p, x), (P5[:3], X34), (0, 1)),
     ("polyval_list", lambda m, x: m.polyval([3.0, 0.0, 1.0], x), (V3,), 0),
 ]
+CASES += [   # arrays assembled from pieces (_assemble.py), ufunc.outer, einsum's other form
+    ("select", lambda m, x: m.select([x > 0.5, x < -0.5], [x ** 2, -x], 0.25), (X34,), 0),
+    ("vander", lambda m, x: m.vander(x, 4), (V3,), 0),
+    ("vander_increasing", lambda m, x: m.vander(x, increasing=True), (V3,), 0),
+    ("trapezoid", lambda m, y, x: m.trapezoid(y, x, axis=1), (X34, COORDS), (0, 1)),
+    ("trapezoid_dx", lambda m, y: m.trapezoid(y, dx=0.3, axis=0), (X34,), 0),
+    ("ufunc_outer", lambda m, a, b: np.multiply.outer(a, m.sin(b)), (V3, X34), (0, 1)),
+    ("einsum_interleaved", lambda m, a, b: m.einsum(a, [0, 1], b, [1], [0]), (X34, P5[:4]),
+     (0, 1)),
+]
 CASES += [(f"convolve_{n}_{k}_{mode}", lambda m, a, v, mode=mode: m.convolve(a, v, mode),
            (rand((n,), seed=n), rand((k,), seed=k + 20)), (0, 1))
           for n, k in [(6, 3), (3, 6), (5, 4), (4, 1)] for mode in ("full", "same", "valid")]
@@ -165,7 +175,8 @@ def test_values_dispatch_and_grads(name, f, args, argnums):
 NEW = """diff gradient sinc nan_to_num fmax fmin isclose allclose array_equal array_equiv
 count_nonzero isneginf isposinf isreal iscomplex iscomplexobj isrealobj real_if_close imag angle
 searchsorted partition argpartition nansum nanmean nanmax nanmin nanprod nanvar nanstd average
-median quantile percentile ptp cov corrcoef convolve correlate interp polyval""".split()
+median quantile percentile ptp cov corrcoef convolve correlate interp polyval select vander
+trapezoid""".split()
 
 
 def test_exported_with_examples_and_plain_numpy_unchanged():
@@ -304,3 +315,15 @@ def test_dict_subclasses_are_pytrees():
         np.testing.assert_allclose(jitted(params), x * 3.0)
     flat = fg.tree_util.tree_flatten_with_path(collections.OrderedDict([("z", 1.0), ("a", 2.0)]))
     assert [p for p, _ in flat[0]] == [("z",), ("a",)]
+
+
+def test_r_and_c_assemble_traced_pieces():
+    """fnp.r_ / fnp.c_ (NumPy's index tricks do not dispatch: np.r_ on a traced value says to
+    use them)."""
+    x = V3
+    got = evaluate(lambda x: (fnp.r_[x, 0.5, 1:3, 0:1:3j], fnp.c_[x, x ** 2]), x)
+    want = (np.r_[x, 0.5, 1:3, 0:1:3j], np.c_[x, x ** 2])
+    _assert_same(got, want)
+    check_grads(lambda x: fnp.c_[fnp.r_[x, x[:1]], fnp.r_[2.0 * x, 1.0]], (x,), order=2)
+    with pytest.raises(fg.ConcretizationError, match="fnp.r_"):
+        fg.grad(lambda x: fnp.sum(np.r_[x, 1.0]))(x)

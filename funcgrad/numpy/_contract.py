@@ -5,6 +5,7 @@ those of reshape, transpose, reduce_sum and gather.
 """
 from __future__ import annotations
 
+import operator
 from functools import lru_cache
 
 import numpy as np
@@ -150,14 +151,27 @@ def _prepare_operand(x, s, keep):
     return x, s
 
 
+def _interleaved(*args):
+    """np.einsum's other form, einsum(op0, sublist0, op1, sublist1, ..., [sublist_out]) with
+    sublists of integers (Ellipsis allowed), as (subscripts string, operands)."""
+    args = list(args)
+    out = args.pop() if len(args) % 2 else None
+
+    def word(sub):
+        return "".join("..." if k is Ellipsis else LETTERS[operator.index(k)] for k in sub)
+    subs = ",".join(word(sub) for sub in args[1::2])
+    return (subs if out is None else f"{subs}->{word(out)}"), args[0::2]
+
+
 @export()
 def einsum(subscripts, *operands, optimize=None):
-    """np.einsum (explicit or implicit output, ellipsis, repeated letters), contracted pairwise.
+    """np.einsum (explicit or implicit output, ellipsis, repeated letters; the subscripts
+    string or the interleaved form `einsum(A, [0, 1], B, [1, 2], [0, 2])`), contracted pairwise.
 
         >>> fnp.einsum("bij,bjk->bik", A, B)
     """
-    if not isinstance(subscripts, str):
-        raise NotImplementedError("einsum: only the subscripts-string form is supported")
+    if not isinstance(subscripts, str):          # interleaved: (op, [0, 1], op, [1], [0])
+        subscripts, operands = _interleaved(subscripts, *operands)
     ops = [x if isinstance(x, Traced) else np.asarray(x) for x in operands]
     subs, out = _parse_einsum(subscripts, tuple(aval_of(x).ndim for x in ops))
     subs = list(subs)

@@ -96,7 +96,7 @@ def next_axis(axis, size):
 # would convert them.
 SEQUENCE_ARGS = {"concatenate", "concat", "stack", "hstack", "vstack", "row_stack", "dstack",
                  "column_stack", "array", "asarray", "asanyarray", "ascontiguousarray",
-                 "multi_dot", "block", "broadcast_arrays", "einsum", "meshgrid"}
+                 "multi_dot", "block", "broadcast_arrays", "einsum", "meshgrid", "select"}
 
 
 def _has_traced_leaf(x):
