@@ -1,6 +1,7 @@
 """funcgrad.numpy.linalg functions built from other funcgrad operations: norm (every vector and
 matrix order; gradient 0 at x = 0 for the 2-, Frobenius and p >= 1 norms), vector_norm,
-matrix_norm, matrix_power, multi_dot, and NumPy 2's aliases of contract.py functions.
+matrix_norm, cond, lstsq, matrix_power, multi_dot, and NumPy 2's aliases of contract.py
+functions.
 Conventions are stated in primitives/linalg.py.
 """
 from __future__ import annotations
@@ -13,7 +14,8 @@ from ..ir import aval_of
 from ..primitives.base import broadcast_to, convert, export, normalize_axes, reshape, transpose
 from ..primitives.contract import matmul
 from ..primitives.elementwise import absolute, multiply, not_equal, sqrt, where
-from ..primitives.linalg import LinAlgError, _as_float, _mT, _public, _square, inv, svdvals_p
+from ..primitives.linalg import (LinAlgError, _as_float, _mT, _public, _square, inv, pinv,
+                                svdvals_p)
 from ..primitives.reductions import max as _max, min as _min, sum as _sum
 from ..primitives.shape import moveaxis
 from ._contract import (cross as _cross, diagonal as _diagonal, outer as _outer,
@@ -117,6 +119,58 @@ def matrix_norm(x, /, *, keepdims=False, ord="fro"):
         >>> fnp.linalg.matrix_norm(A, ord=2)
     """
     return norm(x, ord=ord, axis=(-2, -1), keepdims=keepdims)
+
+
+# ---- cond, lstsq ---------------------------------------------------------------------------------
+
+@_public
+def cond(x, p=None):
+    """np.linalg.cond: the condition number, s_max / s_min for p None/2 (s_min / s_max for -2),
+    else norm(x, p) * norm(inv(x), p) (p in 'fro', 'nuc', 1, -1, inf, -inf).
+
+        >>> fnp.linalg.cond(np.array([[2.0, 0.0], [0.0, 0.5]]))
+        4.0
+    """
+    x = _as_float(x)
+    if p is None or p in (2, -2):
+        s = svdvals_p.bind(x, hermitian=False)
+        big, small = _max(s, axis=-1), _min(s, axis=-1)
+        return small / big if p == -2 else big / small
+    _square(x)
+    return norm(x, p, axis=(-2, -1)) * norm(inv(x), p, axis=(-2, -1))
+
+
+@_public
+def lstsq(a, b, rcond=None):
+    """np.linalg.lstsq -> (x, residuals, rank, s): the minimum-norm least-squares solution
+    through the pseudo-inverse, with NumPy's cutoff (singular values below rcond * s_max
+    count as zero; rcond None: eps * max(M, N)). The rank is read from the values (a guard
+    under fg.jit) and, as in NumPy, the residuals (squared 2-norm of each column of
+    b - a @ x) are returned only when the rank is N < M, else an empty array. The gradient
+    assumes a locally constant rank.
+
+        >>> A, b = np.array([[1.0, 0.0], [1.0, 1.0], [1.0, 2.0]]), np.array([1.0, 2.0, 2.0])
+        >>> x, residuals, rank, s = fnp.linalg.lstsq(A, b)
+    """
+    a, b = _as_float(a, b)
+    if aval_of(a).ndim != 2 or aval_of(b).ndim not in (1, 2):
+        raise LinAlgError(f"lstsq: a must be a matrix and b a vector or matrix, got "
+                          f"{aval_of(a)} and {aval_of(b)}")
+    m, n = aval_of(a).shape
+    if aval_of(b).shape[0] != m:
+        raise LinAlgError("Incompatible dimensions")
+    eps = np.finfo(aval_of(a).dtype).eps
+    cutoff = eps * max(m, n) if rcond is None or rcond < 0 else rcond
+    s = svdvals_p.bind(a, hermitian=False)
+    x = matmul(pinv(a, rcond=cutoff), b)
+    rank = int(_sum(convert(s > cutoff * _max(s), np.int64)))
+    if rank == n < m:
+        r = matmul(a, x) - b
+        residuals = _sum(r * r, axis=0)
+        residuals = reshape(residuals, (1,)) if aval_of(b).ndim == 1 else residuals
+    else:
+        residuals = np.zeros((0,), aval_of(x).dtype)
+    return x, residuals, np.int32(rank), s
 
 
 # ---- matrix_power, multi_dot ---------------------------------------------------------------------
