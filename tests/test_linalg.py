@@ -86,6 +86,10 @@ CASES = {
     "pinv_wide": (lambda L, a: L.pinv(a), (R34,)),
     "pinv_hermitian": (lambda L, a: L.pinv(a, hermitian=True), (SYM,)),
     "pinv_rtol": (lambda L, a: L.pinv(a, rtol=1e-3), (R34,)),
+    "qr_tall": (lambda L, a: L.qr(a), (R43,)),
+    "qr_wide": (lambda L, a: L.qr(a), (R34,)),
+    "qr_complete": (lambda L, a: L.qr(a, "complete"), (R43,)),
+    "qr_r": (lambda L, a: L.qr(a, "r"), (A33,)),
     "lstsq_tall": (lambda L, a, b: L.lstsq(a, b), (R43, v4)),
     "lstsq_matrix_b": (lambda L, a, b: L.lstsq(a, b, rcond=1e-10), (R43, rand((4, 2), seed=14))),
     "lstsq_wide": (lambda L, a, b: L.lstsq(a, b), (R34, v3)),
@@ -142,7 +146,7 @@ def test_concrete_inputs_call_numpy():
     np.testing.assert_array_equal(v, np.linalg.eigh(S33).eigenvectors)
 
 
-@pytest.mark.parametrize("name", ["slogdet", "eigh", "svd"])
+@pytest.mark.parametrize("name", ["slogdet", "eigh", "svd", "qr"])
 def test_result_namedtuples(name):
     fn = lambda a: getattr(fnp.linalg, name)(a)
     got, want = fg.api.evaluate(fn, S33), getattr(np.linalg, name)(S33)

@@ -1,12 +1,13 @@
 """funcgrad.numpy.linalg functions built from other funcgrad operations: norm (every vector and
 matrix order; gradient 0 at x = 0 for the 2-, Frobenius and p >= 1 norms), vector_norm,
-matrix_norm, cond, lstsq, matrix_power, multi_dot, and NumPy 2's aliases of contract.py
+matrix_norm, cond, lstsq, qr (Householder, LAPACK's signs), matrix_power, multi_dot, and NumPy 2's aliases of contract.py
 functions.
 Conventions are stated in primitives/linalg.py.
 """
 from __future__ import annotations
 
 import operator
+from collections import namedtuple
 
 import numpy as np
 
@@ -14,6 +15,7 @@ from ..ir import aval_of
 from ..primitives.base import broadcast_to, convert, export, normalize_axes, reshape, transpose
 from ..primitives.contract import matmul
 from ..primitives.elementwise import absolute, multiply, not_equal, sqrt, where
+from ..primitives.indexing import at
 from ..primitives.linalg import (LinAlgError, _as_float, _mT, _public, _square, inv, pinv,
                                 svdvals_p)
 from ..primitives.reductions import max as _max, min as _min, sum as _sum
@@ -171,6 +173,48 @@ def lstsq(a, b, rcond=None):
     else:
         residuals = np.zeros((0,), aval_of(x).dtype)
     return x, residuals, np.int32(rank), s
+
+
+# ---- qr --------------------------------------------------------------------------------------------
+
+QRResult = namedtuple("QRResult", ["Q", "R"])
+
+
+@_public
+def qr(a, mode="reduced"):
+    """np.linalg.qr for one matrix, by Householder reflections written with funcgrad operations
+    (so every derivative comes from theirs), LAPACK's signs: each diagonal entry of R is minus
+    the sign of the column's leading entry times its norm. mode "reduced" (Q m x k, R k x n,
+    k = min(m, n)), "complete" (Q m x m, R m x n) or "r" (R only). The gradient assumes a
+    full-rank matrix.
+
+        >>> Q, R = fnp.linalg.qr(np.array([[1.0, 2.0], [3.0, 4.0]]))
+    """
+    if mode not in ("reduced", "complete", "r"):
+        raise ValueError(f"qr: mode must be 'reduced', 'complete' or 'r' for traced values, "
+                         f"got {mode!r}")
+    a = _as_float(a)
+    if aval_of(a).ndim != 2:
+        raise LinAlgError(f"qr: one matrix only for traced values, got {aval_of(a)}")
+    m, n = aval_of(a).shape
+    k = min(m, n)
+    r, q = a, np.eye(m, dtype=aval_of(a).dtype)
+    for j in range(min(k, m - 1)):                     # (the last row of a tall matrix: none)
+        x = r[j:, j]
+        lead = x[0]
+        alpha = -where(lead < 0, -1.0, 1.0) * _safe_root(_sum(x * x))
+        v = x - alpha * (np.arange(m - j) == 0)
+        vv = _sum(v * v)
+        beta = where(vv > 0, 2.0 / where(vv > 0, vv, 1.0), 0.0)
+        r = at(r)[j:, :].add(-beta * _outer(v, matmul(v, r[j:, :])))
+        q = at(q)[:, j:].add(-beta * _outer(matmul(q[:, j:], v), v))
+    keep = np.triu(np.ones((m, n), bool))
+    r = where(keep, r, 0.0)
+    if mode == "r":
+        return r[:k] if m > n else r
+    if mode == "reduced":
+        return QRResult(q[:, :k], r[:k])
+    return QRResult(q, r)
 
 
 # ---- matrix_power, multi_dot ---------------------------------------------------------------------
