@@ -1,7 +1,7 @@
 """funcgrad.numpy.linalg functions built from other funcgrad operations: norm (every vector and
 matrix order; gradient 0 at x = 0 for the 2-, Frobenius and p >= 1 norms), vector_norm,
-matrix_norm, cond, lstsq, qr (Householder, LAPACK's signs), matrix_power, multi_dot, and NumPy 2's aliases of contract.py
-functions.
+matrix_norm, cond, lstsq, qr (Householder, LAPACK's signs), matrix_power, multi_dot, and
+NumPy 2's aliases of contract.py functions.
 Conventions are stated in primitives/linalg.py.
 """
 from __future__ import annotations
