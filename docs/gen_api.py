@@ -3,7 +3,7 @@
     .venv/bin/python docs/gen_api.py            # rewrites docs/api.md
 
 Every public name of funcgrad and of its libraries (fg.nn, fg.optim, fg.optimize, fg.scipy,
-fg.tree_util, fg.flatten_util) with its signature, the first paragraph of its docstring and
+fg.scipy.special, fg.tree_util, fg.flatten_util) with its signature, the first paragraph of its docstring and
 the example from it; funcgrad.numpy as the list of the NumPy names it provides.
 tests/test_api_reference.py checks that the file is current and that every example runs.
 """
@@ -18,7 +18,7 @@ import funcgrad as fg
 import funcgrad.numpy as fnp
 
 OUT = pathlib.Path(__file__).resolve().parent / "api.md"
-LIBRARIES = ["nn", "optim", "optimize", "scipy", "tree_util", "flatten_util"]
+LIBRARIES = ["nn", "optim", "optimize", "scipy", "scipy.special", "tree_util", "flatten_util"]
 
 
 def public(module):
@@ -57,7 +57,9 @@ def entries():
         if not inspect.ismodule(obj):
             out.append(("funcgrad", f"fg.{name}", obj))
     for lib in LIBRARIES:
-        module = getattr(fg, lib)
+        module = fg
+        for part in lib.split("."):
+            module = getattr(module, part)
         for name in public(module):
             out.append((f"fg.{lib}", f"fg.{lib}.{name}", getattr(module, name)))
     return out

@@ -28,7 +28,7 @@ from ._errors import (ConcretizationError, EscapedTracerError, MutationError,
                       UnsupportedDtypeError, UnsupportedFunctionError, add_location,
                       traceback_user_frame, user_frame, warn_at, where)
 from .ir import Aval, Eqn, Lit, Program, Traced, Var
-from .primitives.base import LINALG, NAMESPACE
+from .primitives.base import FOREIGN_UFUNCS, LINALG, NAMESPACE
 
 __all__ = ["Trace", "Tracer", "trace_flat"]
 
@@ -418,7 +418,10 @@ class Tracer(Traced):
             name = _UFUNC_METHODS.get((method, ufunc.__name__))
             kwargs.setdefault("axis", 0)          # ufunc.reduce/accumulate default to axis 0
         if getattr(np, ufunc.__name__, None) is not ufunc:    # another library's ufunc
-            raise _foreign_ufunc(ufunc)
+            fn = FOREIGN_UFUNCS.get((_ufunc_module(ufunc), ufunc.__name__))
+            if fn is None or method != "__call__":
+                raise _foreign_ufunc(ufunc)
+            return fn(*inputs, **kwargs)
         fn = NAMESPACE.get(name) if name else None
         if fn is None:
             what = f"np.{ufunc.__name__}" + ("" if method == "__call__" else f".{method}")
@@ -450,20 +453,21 @@ def _numpy_caller():
     return None if name in (None, "asarray", "array", "asanyarray") else name
 
 
-def _foreign_ufunc(ufunc):
-    """A ufunc that is not NumPy's (scipy.special's erf, gammaln, ...): name it as the user
-    wrote it and say what to use instead."""
+def _ufunc_module(ufunc):
     special = sys.modules.get("scipy.special")
-    name = ufunc.__name__
-    mod = "scipy.special" if getattr(special, name, None) is ufunc else "a library"
-    hint = {"erf": "Use fg.nn.erf(x), scipy.special.erf with its derivative.",
-            "expit": "Use fg.nn.sigmoid(x), which is scipy.special.expit."}.get(
-        name, "Write it with funcgrad.numpy functions, or call it through "
-              f"fg.pure_callback({mod}.{name}, x, x) inside an fg.custom_vjp that gives its "
-              "derivative.")
+    return "scipy.special" if getattr(special, ufunc.__name__, None) is ufunc else None
+
+
+def _foreign_ufunc(ufunc):
+    """A ufunc that is neither NumPy's nor one fg.scipy.special provides: name it as the user
+    wrote it and say what to use instead."""
+    name, mod = ufunc.__name__, _ufunc_module(ufunc) or "a library"
     return UnsupportedFunctionError(
         f"{mod}'s ufunc {name} cannot take traced values{where(user_frame())}: funcgrad does "
-        f"not know its derivative or compiled form. {hint}")
+        f"not know its derivative or compiled form (fg.scipy.special lists the SciPy functions "
+        f"it does). Write it with funcgrad.numpy functions, or call it through "
+        f"fg.pure_callback({mod}.{name}, x, x) inside an fg.custom_vjp that gives its "
+        f"derivative.")
 
 
 def _unsupported(name):

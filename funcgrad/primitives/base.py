@@ -25,6 +25,9 @@ from ..ir import Aval, Primitive, Traced, aval_of, bind
 REGISTRY: dict[str, Primitive] = {}
 NAMESPACE: dict[str, object] = {}   # funcgrad.numpy.<name>
 LINALG: dict[str, object] = {}      # funcgrad.numpy.linalg.<name>
+# (module, name) -> the funcgrad function that another library's ufunc reaching a traced value
+# calls instead (filled by the libraries: fg.scipy.special registers scipy.special's)
+FOREIGN_UFUNCS: dict[tuple, object] = {}
 
 
 _BY_KIND = object()

@@ -1,0 +1,165 @@
+"""fg.scipy.special: SciPy's special functions on traced values, with their derivatives to any
+order, named as in scipy.special (and jax.scipy.special).
+
+The ones that are compositions of funcgrad operations (expit, logit, xlogy, xlog1py, ndtr)
+compile like any other code; the others (erf, erfc, erfinv, gammaln, digamma, polygamma,
+log_ndtr) call SciPy's ufunc back from traced and compiled code (a Python round trip per call
+in a kernel: correct, not fast) with their derivatives given in closed form, each itself
+differentiable: gammaln' = digamma = polygamma(0), polygamma(n)' = polygamma(n + 1).
+Calling the scipy.special ufunc itself on a traced value (`scipy.special.erf(x)` inside
+fg.grad) reaches these.
+
+    >>> fg.grad(lambda x: fg.scipy.special.gammaln(x))(3.0)      # digamma(3) = 1.5 - euler_gamma
+"""
+from __future__ import annotations
+
+import functools
+import math
+
+
+from .. import numpy as fnp
+from ..higher_order import custom_vjp, pure_callback
+from ..nn import erf, sigmoid as expit
+from ..primitives.base import FOREIGN_UFUNCS
+
+__all__ = ["erf", "erfc", "erfinv", "expit", "logit", "xlogy", "xlog1py", "ndtr", "log_ndtr",
+           "gammaln", "digamma", "polygamma"]
+
+_SQRT_PI = math.sqrt(math.pi)
+
+
+def _callback(name, x):
+    import scipy.special
+    x = fnp.asarray(x) * 1.0                  # (float, as SciPy computes)
+    return pure_callback(getattr(scipy.special, name), x, x)
+
+
+@custom_vjp
+def erfc(x):
+    """scipy.special.erfc, 1 - erf(x) without cancellation; derivative -2/sqrt(pi) exp(-x^2).
+
+        >>> fg.scipy.special.erfc(np.array([0.0, 5.0]))
+        array([1.00000000e+00, 1.53745979e-12])
+    """
+    return _callback("erfc", x)
+
+
+erfc.defvjp(lambda x: (erfc(x), x), lambda x, ct: (-ct * (2.0 / _SQRT_PI) * fnp.exp(-x * x),))
+
+
+@custom_vjp
+def erfinv(x):
+    """scipy.special.erfinv; derivative sqrt(pi)/2 exp(erfinv(x)^2).
+
+        >>> fg.grad(lambda x: fg.scipy.special.erfinv(x))(0.0)     # sqrt(pi) / 2
+    """
+    return _callback("erfinv", x)
+
+
+erfinv.defvjp(lambda x: (erfinv(x), x),     # (bwd recomputes erfinv: differentiable again)
+              lambda x, ct: (ct * (_SQRT_PI / 2.0) * fnp.exp(erfinv(x) ** 2),))
+
+
+@custom_vjp
+def log_ndtr(x):
+    """scipy.special.log_ndtr, log of the standard normal CDF, accurate far into the left tail;
+    derivative pdf(x) / cdf(x), computed as exp(log pdf - log cdf).
+
+        >>> fg.grad(lambda x: fg.scipy.special.log_ndtr(x))(-30.0)   # about 30
+    """
+    return _callback("log_ndtr", x)
+
+
+log_ndtr.defvjp(lambda x: (log_ndtr(x), x),
+                lambda x, ct: (ct * fnp.exp(-0.5 * x * x - 0.5 * math.log(2 * math.pi)
+                                            - log_ndtr(x)),))
+
+
+@functools.lru_cache(maxsize=None)
+def _polygamma(n):
+    """polygamma(n, .) as a function of x with its derivative polygamma(n + 1, .)."""
+    @custom_vjp
+    def f(x):
+        import scipy.special
+        x = fnp.asarray(x) * 1.0
+        return pure_callback(lambda v: scipy.special.polygamma(n, v), x, x)
+    f.defvjp(lambda x: (f(x), x), lambda x, ct: (ct * _polygamma(n + 1)(x),))
+    return f
+
+
+def polygamma(n, x):
+    """scipy.special.polygamma(n, x) for an integer n >= 0 (the n-th derivative of digamma);
+    differentiable in x to any order.
+
+        >>> fg.scipy.special.polygamma(1, np.array([1.0]))          # pi^2 / 6
+        array([1.64493407])
+    """
+    n = int(n)
+    if n < 0:
+        raise ValueError(f"polygamma: n must be a non-negative integer, got {n}")
+    return _polygamma(n)(x)
+
+
+def digamma(x):
+    """scipy.special.digamma (psi), the derivative of gammaln.
+
+        >>> fg.scipy.special.digamma(1.0)                            # -euler_gamma
+    """
+    return _polygamma(0)(x)
+
+
+@custom_vjp
+def gammaln(x):
+    """scipy.special.gammaln, log |Gamma(x)|; derivative digamma(x).
+
+        >>> fg.scipy.special.gammaln(np.array([1.0, 5.0]))           # 0, log 24
+        array([0.        , 3.17805383])
+    """
+    return _callback("gammaln", x)
+
+
+gammaln.defvjp(lambda x: (gammaln(x), x), lambda x, ct: (ct * digamma(x),))
+
+
+def logit(p):
+    """scipy.special.logit, log(p / (1 - p)), the inverse of expit.
+
+        >>> fg.grad(lambda p: fg.scipy.special.logit(p))(0.25)        # 1 / (p (1 - p))
+    """
+    return fnp.log(p) - fnp.log1p(-p)
+
+
+def xlogy(x, y):
+    """scipy.special.xlogy: x log(y), and 0 where x == 0 (also for y == 0); the gradient at
+    x == 0 is that of 0.
+
+        >>> fg.scipy.special.xlogy(np.array([0.0, 2.0]), np.array([0.0, np.e]))
+        array([0., 2.])
+    """
+    zero = fnp.asarray(x) == 0
+    return fnp.where(zero, 0.0, x * fnp.log(fnp.where(zero, 1.0, y)))
+
+
+def xlog1py(x, y):
+    """scipy.special.xlog1py: x log1p(y), and 0 where x == 0.
+
+        >>> fg.scipy.special.xlog1py(np.array([0.0, 1.0]), np.array([-1.0, 0.5]))
+        array([0.        , 0.40546511])
+    """
+    zero = fnp.asarray(x) == 0
+    return fnp.where(zero, 0.0, x * fnp.log1p(fnp.where(zero, 0.0, y)))
+
+
+def ndtr(x):
+    """scipy.special.ndtr, the standard normal CDF, through erfc (accurate in both tails).
+
+        >>> fg.grad(lambda x: fg.scipy.special.ndtr(x))(0.0)         # 1 / sqrt(2 pi)
+    """
+    return 0.5 * erfc(-fnp.asarray(x) * (1.0 / math.sqrt(2.0)))
+
+
+# scipy.special's ufuncs called on traced values come here (tracer.Tracer.__array_ufunc__)
+FOREIGN_UFUNCS.update({("scipy.special", name): globals()[name] for name in __all__
+                       if name != "polygamma"})
+FOREIGN_UFUNCS[("scipy.special", "polygamma")] = polygamma
+FOREIGN_UFUNCS[("scipy.special", "psi")] = digamma
