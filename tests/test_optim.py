@@ -364,3 +364,18 @@ def test_fit_with_aux_and_bad_data():
     with pytest.raises(ValueError, match="batch_size"):
         optim.fit(_logistic_loss, {"coef": np.zeros(3), "bias": 0.0}, optim.sgd(0.1), steps=2,
                   data=(X, y), batch_size=100)
+
+
+@pytest.mark.parametrize("name", ["sgd", "adam", "adamw", "rmsprop", "adagrad", "lion"])
+def test_inject_hyperparams_of_a_named_optimizer_wraps_once(name):
+    """inject_hyperparams(fg.optim.adam) (optax's idiom) wraps the optimizer's own factory,
+    not the already injecting one: setting the outer learning rate takes effect."""
+    factory = getattr(fg.optim, name)
+    opt = fg.optim.inject_hyperparams(factory)(learning_rate=0.1)
+    params, grads = np.array([1.0, -2.0]), np.array([0.5, -1.5])
+    state = opt.init(params)
+    state.hyperparams["learning_rate"] = 0.02
+    got = opt.update(grads, state, params)[0]
+    plain = factory(0.02)
+    want = plain.update(grads, plain.init(params), params)[0]
+    np.testing.assert_allclose(got, want, rtol=1e-14)

@@ -370,6 +370,10 @@ def inject_hyperparams(factory, static_args=()):
         >>> opt.update(np.ones(2), state)[0]
         array([-0.05, -0.05])
     """
+    inner = getattr(factory, "injected", None)
+    if inner is not None:    # a named optimizer injects its own: wrap what it wraps, once
+        factory, static_args = inner[0], tuple(static_args) + inner[1]
+
     def make(**hyperparams):
         sched = {k: v for k, v in hyperparams.items() if callable(v) and k not in static_args}
         static = {k: v for k, v in hyperparams.items()
@@ -506,3 +510,9 @@ def lion(learning_rate, b1=0.9, b2=0.99, weight_decay=1e-3, mask=None):
     """
     return inject_hyperparams(_lion, ("mask",))(learning_rate=learning_rate, b1=b1, b2=b2,
                                      weight_decay=weight_decay, mask=mask)
+
+
+for _named, _raw, _static in ((sgd, _sgd, ()), (adam, _adam, ()), (adamw, _adamw, ("mask",)),
+                              (rmsprop, _rmsprop, ()), (adagrad, _adagrad, ()),
+                              (lion, _lion, ("mask",))):
+    _named.injected = (_raw, _static)       # (read by inject_hyperparams)
