@@ -297,8 +297,9 @@ class _Tier:
         stays. Only what works interpreted but not compiled makes this signature interpreted
         from now on."""
         out = interpreted(*args, **kwargs)
-        self.jitted.pop(_signature(args, kwargs), None)
-        self.failed.add(_signature(args, kwargs))
+        sig = _signature(args, kwargs)
+        self.jitted.pop(sig, None)
+        self.failed.add(sig)
         return out
 
     def _give_up_all(self, why, warn=False):

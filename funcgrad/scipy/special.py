@@ -28,10 +28,12 @@ __all__ = ["erf", "erfc", "erfinv", "expit", "logit", "xlogy", "xlog1py", "ndtr"
 _SQRT_PI = math.sqrt(math.pi)
 
 
-def _callback(name, x):
+def _callback(name, x, *head):
+    """scipy.special.<name>(*head, x) called back from traced code, on x as a float array."""
     import scipy.special
+    fn = getattr(scipy.special, name)
     x = fnp.asarray(x) * 1.0                  # (float, as SciPy computes)
-    return pure_callback(getattr(scipy.special, name), x, x)
+    return pure_callback((lambda v: fn(*head, v)) if head else fn, x, x)
 
 
 @custom_vjp
@@ -80,9 +82,7 @@ def _polygamma(n):
     """polygamma(n, .) as a function of x with its derivative polygamma(n + 1, .)."""
     @custom_vjp
     def f(x):
-        import scipy.special
-        x = fnp.asarray(x) * 1.0
-        return pure_callback(lambda v: scipy.special.polygamma(n, v), x, x)
+        return _callback("polygamma", x, n)
     f.defvjp(lambda x: (f(x), x), lambda x, ct: (ct * _polygamma(n + 1)(x),))
     return f
 
