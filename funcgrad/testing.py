@@ -19,16 +19,21 @@ __all__ = ["check_grads", "numerical_directional_derivative", "ulp_errors"]
 
 
 def _float_leaves(tree):
-    return [np.asarray(x) for x in tree_flatten(tree)[0] if np.asarray(x).dtype.kind == "f"]
+    return [np.asarray(x) for x in tree_flatten(tree)[0] if np.asarray(x).dtype.kind in "fc"]
 
 
 def _inner(a, b):
-    return sum(float(np.sum(x * y)) for x, y in zip(_float_leaves(a), _float_leaves(b)))
+    """Re(sum a * b), unconjugated: the pairing under which reverse mode's cotangents are the
+    transposes of forward mode's tangents, for complex values too (docs/conventions.md)."""
+    return sum(float(np.real(np.sum(x * y))) for x, y in zip(_float_leaves(a), _float_leaves(b)))
 
 
 def _random_like(tree, rng):
+    """A random direction: complex leaves move in both the real and the imaginary direction."""
     def leaf(x):
         x = np.asarray(x)
+        if x.dtype.kind == "c":
+            return (rng.standard_normal(x.shape) + 1j * rng.standard_normal(x.shape)).astype(x.dtype)
         if x.dtype.kind != "f":
             return np.zeros(x.shape, x.dtype)
         return rng.standard_normal(x.shape).astype(x.dtype)
@@ -37,7 +42,7 @@ def _random_like(tree, rng):
 
 def _scale_add(x, v, s):
     return tree_map(lambda a, b: np.asarray(a + s * b, dtype=np.asarray(a).dtype)
-                    if np.asarray(a).dtype.kind == "f" else a, x, v)
+                    if np.asarray(a).dtype.kind in "fc" else a, x, v)
 
 
 def numerical_directional_derivative(f, args, v, u, eps):
@@ -49,7 +54,8 @@ def numerical_directional_derivative(f, args, v, u, eps):
 
 def check_grads(f, args, order=2, modes=("fwd", "rev"), eps=1e-5, atol=1e-6, rtol=1e-5, seed=0,
                 argnums=None):
-    """Check f's derivatives up to `order` against finite differences (float64 inputs), in
+    """Check f's derivatives up to `order` against finite differences (float64 or complex128
+    inputs; a complex input is moved in its real and imaginary directions at once), in
     forward mode (<u, J v> from fg.jvp) and reverse mode (<J^T u, v> from fg.vjp). For order > 1
     each mode's derivative is checked again (reverse-over-reverse, forward-over-forward).
     `argnums` (int or tuple) limits the check to those arguments; the others (integer indices,

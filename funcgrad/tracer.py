@@ -25,7 +25,7 @@ import numpy as np
 
 from . import ir
 from ._errors import (ConcretizationError, EscapedTracerError, MutationError,
-                      UnsupportedDtypeError, UnsupportedFunctionError, add_location,
+                      UnsupportedFunctionError, add_location,
                       traceback_user_frame, user_frame, warn_at, where)
 from .ir import Aval, Eqn, Lit, Program, Traced, Var
 from .primitives.base import FOREIGN_UFUNCS, LINALG, NAMESPACE
@@ -54,8 +54,6 @@ class Trace:
         self.sources = {v.id: x for v, x in zip(self.in_vars, values)}
 
     def new_input(self, aval, label=None):
-        if aval.dtype.kind == "c":
-            _refuse_complex(f"argument {label}" if label else "an input")
         v = Var(aval)
         self.in_vars.append(v)
         if label is not None:
@@ -77,18 +75,13 @@ class Trace:
                 f"a traced value {x.aval} escaped from the function that was being transformed "
                 f"and was used again{where(user_frame())}. Return it instead of storing it in a "
                 "global, a list or a closure.")
-        lit = Lit(x if isinstance(x, (np.ndarray, np.generic)) else np.asarray(x))
-        if lit.aval.dtype.kind == "c":
-            _refuse_complex(f"the constant {x!r}" if np.ndim(x) == 0 else "a constant array")
-        return lit
+        return Lit(x if isinstance(x, (np.ndarray, np.generic)) else np.asarray(x))
 
     def record(self, prim, args, params):
         ins = [self.to_atom(a) for a in args]
         out_avals = prim.abstract(*[i.aval for i in ins], **params)
         if not prim.multiple_results:
             out_avals = (out_avals,)
-        if any(a.dtype.kind == "c" for a in out_avals):
-            _refuse_complex(f"the result of {prim.name}")
         outs = [Var(a) for a in out_avals]
         src = ir._state.override[0] or user_frame()
         if self.sources is not None:
@@ -183,14 +176,6 @@ class Trace:
             if v.id in need and v.id in self.labels:
                 labels.add(self.labels[v.id])
         return sorted(labels)
-
-
-def _refuse_complex(what):
-    raise UnsupportedDtypeError(
-        f"complex numbers are not supported yet: {what} is complex{where(user_frame())}. "
-        "funcgrad's rules are written for real numbers and would silently return wrong "
-        "derivatives. Work with the real and imaginary parts as two float arrays "
-        "(x.real, x.imag) until complex support lands.")
 
 
 # A traced program this long is most often a Python loop over range() unrolled into it; it
@@ -289,7 +274,13 @@ class Tracer(Traced):
     T = property(lambda self: _ns("transpose")(self))
     mT = property(lambda self: _ns("swapaxes")(self, -1, -2))
     at = property(lambda self: _ns("_at")(self))
-    real = property(lambda self: self)
+    real = property(lambda self: _ns("real")(self))
+    imag = property(lambda self: _ns("imag")(self))
+
+    def conj(self):
+        return _ns("conj")(self)
+
+    conjugate = conj
 
     def __repr__(self):
         return f"Traced<{self.aval}>"

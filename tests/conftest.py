@@ -42,10 +42,25 @@ DOMAINS = {
 }
 
 
+# The same domains for complex inputs, away from the branch cuts of the functions drawn from
+# them (log, sqrt: the negative real axis; arcsin, arctanh: |x| > 1 on the real axis;
+# arccosh: x < 1 on the real axis)
+COMPLEX_DOMAINS = {
+    "real": lambda r, s: r.standard_normal(s) + 1j * r.standard_normal(s),
+    "positive": lambda r, s: r.uniform(0.5, 2.0, s) + 1j * r.uniform(-1.0, 1.0, s),
+    "unit": lambda r, s: r.uniform(-0.6, 0.6, s) + 1j * r.uniform(-0.6, 0.6, s),
+    "nonzero": lambda r, s: (r.choice([-1.0, 1.0], s) * r.uniform(0.5, 2.0, s)
+                             + 1j * r.uniform(-1.0, 1.0, s)),
+    "gt1": lambda r, s: r.uniform(1.5, 3.0, s) + 1j * r.uniform(-1.0, 1.0, s),
+}
+
+
 def rand(shape, domain="real", seed=0, dtype=np.float64):
-    """Random array of `shape` drawn from `domain` (see DOMAINS); 0-d for shape ()."""
+    """Random array of `shape` drawn from `domain` (see DOMAINS; COMPLEX_DOMAINS for a complex
+    dtype); 0-d for shape ()."""
     r = np.random.default_rng(seed)
-    return np.asarray(DOMAINS[domain](r, shape), dtype=dtype)
+    domains = COMPLEX_DOMAINS if np.dtype(dtype).kind == "c" else DOMAINS
+    return np.asarray(domains[domain](r, shape), dtype=dtype)
 
 
 @pytest.fixture

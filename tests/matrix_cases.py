@@ -28,7 +28,7 @@ import numpy as np
 import funcgrad as fg
 import funcgrad.numpy as fnp
 from funcgrad.primitives.elementwise import ELEMENTWISE
-from conftest import DOMAINS as BASE_DOMAINS
+from conftest import COMPLEX_DOMAINS, DOMAINS as BASE_DOMAINS
 
 L = fnp.linalg
 
@@ -124,7 +124,25 @@ INT_VALUES = {"real": [-7, -1, 0, 1, 2, 5, 2 ** 40], "positive": [1, 2, 3, 10],
               "nonzero": [-7, -2, -1, 1, 3, 8], "unit": [0], "gt1": [2, 3, 9]}
 
 
+# the extra operations that take complex inputs (astype to a real type drops the imaginary
+# part with a ComplexWarning in NumPy; fnp.real does it explicitly)
+COMPLEX_EXTRAS = {"integer_pow(2)", "integer_pow(3)", "integer_pow(-1)", "integer_pow(-3)",
+                  "power(x, 0.5)", "power(2, x)", "add(x, 1.5)", "rsub(3, x)", "sinc",
+                  "nan_to_num", "astype(float64)"}
+COMPLEX_PARTS = {
+    "real": Op(fnp.real, 1), "imag": Op(fnp.imag, 1), "conj": Op(fnp.conj, 1),
+    "angle": Op(fnp.angle, 1), "sign": Op(fnp.sign, 1), "complex(x, y)": Op(lambda x, y: x + 1j * y, 2),
+    "abs2": Op(lambda z: fnp.real(z * fnp.conj(z)), 1),
+}
+
+
 def float_specials(dtype):
+    if np.dtype(dtype).kind == "c":
+        # on the axes and off them, signed zeros, NaN in either part. Not infinities: Numba's
+        # complex functions (CPython's cmath) and NumPy's (C99) give different special values
+        # there (docs/conventions.md)
+        part = float_specials(np.empty(0, dtype).real.dtype)[[0, 3, 4, 5, 6, 7]]
+        return np.concatenate([part, 1j * part[:5], part[3:] + 1j * part[[3, 4, 0]]]).astype(dtype)
     fi = np.finfo(dtype)
     return np.array(SPECIALS + [1.0, -1.0, 3 * fi.smallest_subnormal, fi.max / 4, -fi.max / 4],
                     dtype)
@@ -152,21 +170,26 @@ def pointwise_grid(dtype):
 
     def wanted(name, op):
         loop = _numpy_loop(name, op, dtype)
-        if loop is None or (dtype.kind != "f" and name in FLOAT_ONLY):
+        if loop is None or (dtype.kind not in "fc" and name in FLOAT_ONLY):
             return False
+        if dtype.kind == "c":
+            return loop[0] == dtype and (name in ELEMENTWISE or name in COMPLEX_EXTRAS)
         if dtype.kind == "f":
             return dtype == np.float16 or np.float16 not in loop
         if dtype == np.bool_ and name not in ELEMENTWISE:
             return False            # fnp.sinc(True) is float16 too
         return all(d.kind in "biu" for d in loop)    # int/bool loops (float ones: float grids)
     ops = {name: op for name, op in ELEMENTWISE_OPS.items() if wanted(name, op)}
+    if dtype.kind == "c":
+        ops |= COMPLEX_PARTS
 
     def values(domain, seed):
         if dtype == np.bool_:
             return np.array([False, True])
         if dtype.kind in "iu":
             return np.array(INT_VALUES[domain], dtype)
-        domain_values = DOMAINS[domain](np.random.default_rng(seed), 5)
+        domains = COMPLEX_DOMAINS if dtype.kind == "c" else DOMAINS
+        domain_values = domains[domain](np.random.default_rng(seed), 5)
         return np.concatenate([np.asarray(domain_values, dtype), float_specials(dtype)])
 
     size = max(len(values(op.domain, 0)) ** op.nin for op in ops.values())

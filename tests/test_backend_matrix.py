@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 
 import funcgrad as fg
+import funcgrad.numpy as fnp
 from funcgrad.api import evaluate
 from funcgrad.ir import Program
 from funcgrad.primitives import REGISTRY
@@ -24,7 +25,8 @@ import matrix_cases as mc
 pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")
 
 # by result dtype; float64 results use the case's own tolerance (about 1e-12)
-TOLERANCES = {np.dtype(np.float32): (1e-5, 1e-6), np.dtype(np.float16): (2e-3, 1e-3)}
+TOLERANCES = {np.dtype(np.float32): (1e-5, 1e-6), np.dtype(np.float16): (2e-3, 1e-3),
+              np.dtype(np.complex64): (1e-5, 1e-6)}
 
 # Primitives that need no case of their own, name -> reason.
 NOT_COVERED: dict = {
@@ -64,7 +66,7 @@ def mismatches(got, want, rtol, atol, what):
         if g.dtype != w.dtype or g.shape != w.shape:
             errors.append(f"{name}: got {g.dtype}{list(g.shape)}, want {w.dtype}{list(w.shape)}")
             continue
-        if w.dtype.kind != "f":
+        if w.dtype.kind not in "fc":
             if not np.array_equal(g, w):
                 errors.append(f"{name}: got {g.tolist()}, want {w.tolist()}")
             continue
@@ -88,15 +90,17 @@ def weighted_loss(fn):
     def loss(*args):
         *args, w = args
         out = fn(*args)
-        return sum(((out[k] * w[k]).sum() for k in w), start=0.0), out
+        return sum((fnp.real(out[k] * w[k]).sum() for k in w), start=0.0), out
     return loss
 
 
 def weights_for(outputs, seed=0):
-    """Random weights shaped like the float results."""
+    """Random weights shaped like the float (and complex) results."""
     r = np.random.default_rng(seed)
-    return {k: np.asarray(r.standard_normal(np.shape(v)), np.asarray(v).dtype)
-            for k, v in outputs.items() if np.asarray(v).dtype.kind == "f"}
+    return {k: np.asarray(r.standard_normal(np.shape(v))
+                          + (1j * r.standard_normal(np.shape(v)) if np.iscomplexobj(v) else 0),
+                          np.asarray(v).dtype)
+            for k, v in outputs.items() if np.asarray(v).dtype.kind in "fc"}
 
 
 # ---- the matrix -------------------------------------------------------------------------------
@@ -134,7 +138,8 @@ def run_pointwise(jitted, *grids):
     return tree_map(lambda *rs: np.stack([np.asarray(r) for r in rs]), *results)
 
 
-POINTWISE_DTYPES = [np.float64, np.float32, np.float16, np.int64, np.bool_]
+POINTWISE_DTYPES = [np.float64, np.float32, np.float16, np.complex128, np.complex64, np.int64,
+                    np.bool_]
 
 
 def pointwise_fn(ops):
@@ -148,7 +153,7 @@ def test_elementwise_pointwise(dtype):
     """Every elementwise operation at every pair of domain and special values (NaN, +-inf, +-0,
     subnormal, huge); integers and booleans forward only (their results have no gradient)."""
     ops, X = mc.pointwise_grid(dtype)
-    check(pointwise_fn(ops), (X,), grad=np.dtype(dtype).kind == "f", call=run_pointwise)
+    check(pointwise_fn(ops), (X,), grad=np.dtype(dtype).kind in "fc", call=run_pointwise)
 
 
 # ---- every primitive has a case ---------------------------------------------------------------
@@ -170,7 +175,7 @@ def _case_programs():
     for dtype in POINTWISE_DTYPES:
         ops, X = mc.pointwise_grid(dtype)
         x0 = tree_map(lambda a: a[0], X)
-        cases.append((pointwise_fn(ops), (x0,), (0,), np.dtype(dtype).kind == "f"))
+        cases.append((pointwise_fn(ops), (x0,), (0,), np.dtype(dtype).kind in "fc"))
     for fn, args, diff, grad in cases:
         fwd, full = fg.jit(fn).lower(*args).program, None
         if grad:

@@ -102,17 +102,17 @@ def test_escaped_tracer():
         fnp.sin(leaked[0])
 
 
-def test_complex_numbers_are_refused_not_treated_as_real():
-    cases = [lambda: fg.grad(lambda x: fnp.abs(x * 1j))(0.7),
-             lambda: fg.grad(lambda x: fnp.sum(x))(np.array([1.0 + 2.0j])),
-             lambda: fg.jit(lambda x: fnp.sum(x.astype(complex)))(np.ones(2)),
-             lambda: fg.jit(lambda x: x * np.array([1j, 2.0]))(np.ones(2)),
-             lambda: fnp.conj(np.array([1 + 1j]))]
-    for case in cases:
-        with pytest.raises(fg.UnsupportedDtypeError, match="complex numbers are not supported"):
-            case()
-    with pytest.raises(fg.UnsupportedDtypeError, match="test_errors.py"):   # the user's line
-        fg.grad(lambda x: fnp.abs(x * 1j))(0.7)
+def test_grad_of_a_complex_output_says_holomorphic_or_a_real_loss():
+    with pytest.raises(TypeError, match=r"return a real value.*holomorphic=True.*fnp.abs"):
+        fg.grad(lambda z: fnp.sin(z))(1.0 + 2.0j)
+    with pytest.raises(TypeError, match="test_errors.py"):          # the user's line
+        fg.grad(lambda z: z * z)(1.0 + 2.0j)
+    with pytest.raises(TypeError, match=r"holomorphic=True\) requires .* complex value"):
+        fg.grad(lambda x: x * x, holomorphic=True)(1.0)
+    with pytest.raises(TypeError, match=r"argument y has dtype float64.*\(y \+ 0j\)"):
+        fg.grad(lambda z, y: z * y, argnums=(0, 1), holomorphic=True)(1.0 + 1j, 2.0)
+    with pytest.raises(fg.ConcretizationError, match="fnp.real"):
+        fg.jit(lambda z: fnp.real_if_close(z))(np.array([1.0 + 0j]))
 
 
 @pytest.mark.parametrize("traced", [False, True])

@@ -234,7 +234,7 @@ def split_out_aux(f, out_leaves, out_tree, has_aux):
     return out_leaves[:n], out_leaves[n:], main_tree, aux_tree
 
 
-def check_scalar_output(f, prog, main_tree, has_aux):
+def check_scalar_output(f, prog, main_tree, has_aux, holomorphic=False):
     if main_tree.num_leaves != 1 or main_tree.node_type is not None:
         hint = "" if has_aux else " To return extra values, use has_aux=True and return (loss, aux)."
         raise NonScalarOutputError(
@@ -250,6 +250,28 @@ def check_scalar_output(f, prog, main_tree, has_aux):
     if not aval.is_float:
         raise TypeError(f"grad requires {fn_name(f)} to return a floating-point value; it "
                         f"returned dtype {aval.dtype.name}")
+    if holomorphic and aval.dtype.kind != "c":
+        raise TypeError(f"grad(holomorphic=True) requires {fn_name(f)}{fn_where(f)} to return "
+                        f"a complex value; it returned dtype {aval.dtype.name}. For a "
+                        "real-valued function of complex inputs leave holomorphic out.")
+    if aval.dtype.kind == "c" and not holomorphic:
+        raise TypeError(
+            f"grad requires {fn_name(f)}{fn_where(f)} to return a real value; it returned "
+            f"dtype {aval.dtype.name}. A complex output has no gradient unless the function is "
+            "holomorphic: use fg.grad(f, holomorphic=True) for f'(z), return a real loss such "
+            "as fnp.abs(out) ** 2 or fnp.real(out), or use fg.vjp / fg.jacfwd for the "
+            "derivative of each part.")
+
+
+def check_holomorphic_inputs(f, a):
+    """holomorphic=True differentiates with respect to complex inputs only."""
+    for leaf, diff, label in zip(a.dyn_vals, a.diff_mask, a.labels):
+        if diff and aval_of(leaf).dtype.kind != "c":
+            raise TypeError(
+                f"grad(holomorphic=True) of {fn_name(f)}: argument {label} has dtype "
+                f"{aval_of(leaf).dtype.name}; a holomorphic derivative is taken with respect to "
+                f"complex inputs only. Pass it as complex ({label.split('[')[0]} + 0j) or "
+                "leave it out of argnums.")
 
 
 def unflatten_grads(a: Args, grads, argnums):

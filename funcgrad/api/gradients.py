@@ -11,11 +11,13 @@ import functools
 import numpy as np
 
 from ..interpreter import eval_program as _evaluate
-from ..ir import Lit, Traced
+from ..ir import Lit, Traced, aval_of
+from ..primitives.elementwise import conjugate
 from ..tiering import tiered
 from ..transforms.vjp import vjp_program
 from ..tree_util import tree_unflatten
-from .calls import (Args, VjpPlan, argnums_tuple, check_scalar_output, fn_name, split_out_aux,
+from .calls import (Args, VjpPlan, argnums_tuple, check_holomorphic_inputs, check_scalar_output,
+                    fn_name, split_out_aux,
                     to_numpy, trace_call, unflatten_grads)
 from .jit import VjpJit, jit
 
@@ -69,37 +71,47 @@ def eval_program(prog, *args):
     return result
 
 
-def value_and_grad(f, argnums=0, has_aux=False):
+def value_and_grad(f, argnums=0, has_aux=False, holomorphic=False):
     """f and its gradient in one pass: returns (value, grad) or ((value, aux), grad).
-    Runs in the interpreter at first and compiles once hot (see funcgrad.tiering).
+    Runs in the interpreter at first and compiles once hot (see funcgrad.tiering). Complex
+    inputs: see `grad`.
 
         >>> fg.value_and_grad(lambda x: fnp.sum(x ** 2))(np.array([1.0, 2.0]))
         (5.0, array([2., 4.]))
     """
     def make_jit():
-        return jit(_value_and_grad(f, argnums, has_aux))
-    vg = tiered(f, ("value_and_grad", hashable_argnums(argnums), has_aux), make_jit,
-                 _value_and_grad(f, argnums, has_aux))
+        return jit(_value_and_grad(f, argnums, has_aux, holomorphic))
+    vg = tiered(f, ("value_and_grad", hashable_argnums(argnums), has_aux, holomorphic), make_jit,
+                 _value_and_grad(f, argnums, has_aux, holomorphic))
     vg = functools.wraps(f, updated=())(vg)
     vg.__name__ = f"value_and_grad_of_{fn_name(f)}"
     return vg
 
 
-def _value_and_grad(f, argnums=0, has_aux=False):
+def _steepest(g):
+    """The gradient of a real function of complex inputs, df/dx + i df/dy, from the cotangent
+    reverse mode gives, df/dx - i df/dy (docs/conventions.md)."""
+    return conjugate(g) if aval_of(g).dtype.kind == "c" else g
+
+
+def _value_and_grad(f, argnums=0, has_aux=False, holomorphic=False):
     @functools.wraps(f, updated=())
     def value_and_grad_f(*args, **kwargs):
         nums, single = argnums_tuple(argnums, len(args), f)
         a = Args(f, args, kwargs, diff_argnums=nums)
         prog, consts, out_tree = trace_call(f, a)
         main, aux, main_tree, aux_tree = split_out_aux(f, prog.outs, out_tree, has_aux)
-        check_scalar_output(f, prog, main_tree, has_aux)
+        check_scalar_output(f, prog, main_tree, has_aux, holomorphic)
+        if holomorphic:
+            check_holomorphic_inputs(f, a)
         wrt = [False] * len(consts) + a.diff_mask
         joint = vjp_program(prog, wrt, [True] + [False] * len(aux))
         ct = np.ones(prog.outs[0].aval.shape, prog.outs[0].aval.dtype)
         res = _evaluate(joint, *consts, *a.dyn_vals, ct)
         n_out = len(prog.outs)
         value = to_numpy(res[0])
-        grads = unflatten_grads(a, [to_numpy(g) for g in res[n_out:]], nums)
+        fix = (lambda g: g) if holomorphic else _steepest
+        grads = unflatten_grads(a, [to_numpy(fix(g)) for g in res[n_out:]], nums)
         g = grads[0] if single else tuple(grads)
         if has_aux:
             aux_val = tree_unflatten(aux_tree, [to_numpy(x) for x in res[1:n_out]])
@@ -109,15 +121,22 @@ def _value_and_grad(f, argnums=0, has_aux=False):
     return value_and_grad_f
 
 
-def grad(f, argnums=0, has_aux=False):
+def grad(f, argnums=0, has_aux=False, holomorphic=False):
     """Gradient of a scalar function with respect to argument(s) `argnums` (int or tuple).
     Runs in the interpreter at first and compiles once hot (see funcgrad.tiering); the
     compiled form computes the gradient only (the value is dead code there).
 
+    Complex inputs z = x + iy of a real-valued f: the gradient is df/dx + i df/dy, the
+    direction of steepest ascent (PyTorch's and autograd's convention), so `z - lr * grad`
+    descends. holomorphic=True, for a complex-valued f holomorphic in complex inputs: the
+    complex derivative f'(z). See docs/conventions.md.
+
         >>> fg.grad(lambda x: x ** 2)(3.0)
         6.0
+        >>> fg.grad(lambda z: fnp.abs(z) ** 2)(1.0 + 2.0j)
+        (2+4j)
     """
-    vg = _value_and_grad(f, argnums, has_aux)
+    vg = _value_and_grad(f, argnums, has_aux, holomorphic)
 
     def gradient(*args, **kwargs):
         (val, g) = vg(*args, **kwargs)
@@ -126,7 +145,7 @@ def grad(f, argnums=0, has_aux=False):
     def make_jit():
         return jit(gradient)
     grad_f = functools.wraps(f, updated=())(
-        tiered(f, ("grad", hashable_argnums(argnums), has_aux), make_jit, gradient))
+        tiered(f, ("grad", hashable_argnums(argnums), has_aux, holomorphic), make_jit, gradient))
     grad_f.__name__ = f"grad_of_{fn_name(f)}"
     return grad_f
 

@@ -42,6 +42,8 @@ def literal(value, dtype):
     v = np.asarray(value, dtype=dt).item()
     if dt == np.bool_:
         return "True" if v else "False"
+    if dt.kind == "c":
+        return f"{dtype_text(dt)}(complex({literal(v.real, 'f8')}, {literal(v.imag, 'f8')}))"
     if dt.kind == "f":
         text = "np.inf" if v == np.inf else "-np.inf" if v == -np.inf else "np.nan" if v != v \
             else repr(float(v))

@@ -23,7 +23,13 @@ EXACT = {("floor_divide", "f"): "_vm.floor_divide({0}, {1})",
          ("floor_divide", "u"): "_vm.floor_divide_int({0}, {1})",
          ("remainder", "i"): "_vm.remainder_int({0}, {1})",
          ("remainder", "u"): "_vm.remainder_int({0}, {1})",
-         ("power", "f"): "_vm.power({0}, {1})"}
+         ("power", "f"): "_vm.power({0}, {1})",
+         # the lexicographic order of complex numbers (complexmath.py)
+         **{(name, "c"): f"_vm.c_{name}({{0}}, {{1}})" for name in (
+             "less", "less_equal", "greater", "greater_equal", "maximum", "minimum", "fmax",
+             "fmin")},
+         ("divide", "c"): "_vm.c_divide({0}, {1}, {one})", ("power", "c"): "_vm.c_power({0}, {1}, {one})",
+         ("reciprocal", "c"): "_vm.c_reciprocal({0}, {one})"}
 _EXACT = {name for name, _ in EXACT}
 
 
@@ -45,11 +51,18 @@ def scalar_template(e, in_loop):
     kind = np.dtype(e.inputs[0].aval.dtype).kind
     if name == "integer_pow" and e.params["y"] < 0 and dtype.kind == "f":
         return f"(1.0 / ({{0}} ** {-e.params['y']}))"     # Numba raises on 0.0 ** -n
+    if name == "convert_element_type" and kind == "c" and dtype.kind in "fiu":
+        return f"np.{dtype.name}({{0}}.real)"       # NumPy keeps the real part
     exact = EXACT.get((name, kind))
+    if name == "integer_pow" and e.params["y"] < 0 and kind == "c":      # NumPy's power loop
+        exact = f"_vm.c_power({{0}}, complex({float(e.params['y'])!r}, 0.0), {{one}})"
     if exact is not None:
         # (vecmath's float helpers compute in float64 where a literal meets a float32 value:
         # the result, exact in float64, is rounded once to float32, as NumPy's float32 loop)
-        return f"np.float32({exact})" if dtype == np.float32 else exact
+        if kind == "c":
+            exact = exact.replace("{one}", f"np.{dtype.name}(1.0)")
+        return (f"np.float32({exact})" if dtype == np.float32
+                else f"np.complex64({exact})" if dtype == np.complex64 else exact)
     if name in ACCURATE and dtype.name in ("float64", "float32"):
         return f"_vm.{name}_f{dtype.name[-2:]}({{0}})"
     return (fast_math_template(name, dtype) if in_loop else None) or lowering(e.prim).scalar

@@ -15,7 +15,7 @@ NumPy does (most hand the call to NumPy through primitives.base.numpy_fallback).
 import numpy as _np
 
 from ..primitives import NAMESPACE as _NAMESPACE
-from . import (_arrange, _assemble, _contract, _creation, _elementwise, _indexing,  # noqa: F401
+from . import (_arrange, _assemble, _complex, _contract, _creation, _elementwise, _indexing,  # noqa: F401
                _linalg, _misc, _pad, _ranges, _reductions, _shape, _stats, linalg)
 
 globals().update({k: v for k, v in _NAMESPACE.items() if not k.startswith("_")})

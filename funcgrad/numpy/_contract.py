@@ -16,6 +16,7 @@ from ..primitives.base import (broadcast_shapes, broadcast_to, convert, export, 
 from ..primitives.contract import LETTERS, contract
 from ..primitives.indexing import getitem
 from ..primitives.shape import moveaxis, stack
+from ._complex import conj
 
 
 @export()
@@ -35,7 +36,12 @@ def dot(a, b):
 
 @export()
 def vdot(a, b):
-    """np.vdot: dot of the flattened arrays."""
+    """np.vdot: dot of the flattened arrays, the first conjugated (complex a).
+
+        >>> fnp.vdot(a, b)
+    """
+    if aval_of(a).dtype.kind == "c":
+        a = conj(a)
     return contract(reshape(a, (-1,)), reshape(b, (-1,)), "i", "i", "")
 
 

@@ -1,8 +1,7 @@
 """The rest of NumPy's numeric surface that autograd's numpy offers: differences (diff,
 gradient), signal helpers (convolve, correlate, interp, polyval, sinc), nan_to_num,
 closeness tests (isclose, allclose, array_equal, array_equiv), predicates
-(isposinf, isreal, ...) and the complex-part helpers on real arrays (imag, angle,
-real_if_close). Statistics and partition live in _stats.py; the NaN-ignoring fmax/fmin are
+(isposinf, ...). The complex-part helpers (real, imag, angle, ...) are in _complex.py. Statistics and partition live in _stats.py; the NaN-ignoring fmax/fmin are
 ufunc primitives in primitives/elementwise.py, searchsorted a primitive in
 primitives/reductions.py.
 
@@ -17,8 +16,8 @@ import operator
 import numpy as np
 
 from ..ir import Traced, aval_of
-from ..primitives.base import (broadcast_to, convert, dtype_or_pytype, export, float_dtype, full,
-                               is_traced, numpy_fallback)
+from ..primitives.base import (NAMESPACE, broadcast_to, convert, dtype_or_pytype, export,
+                               float_dtype, full, numpy_fallback)
 from ..primitives.contract import contract
 from ..primitives.elementwise import (absolute, clip, equal, greater, isfinite, isinf, isnan, less,
                           less_equal, logical_and, logical_not, logical_or, not_equal, signbit,
@@ -180,8 +179,10 @@ def nan_to_num(x, copy=True, nan=0.0, posinf=None, neginf=None):
     x = _asarray(x)
     dt = aval_of(x).dtype
     if dt.kind != "f":
-        if dt.kind == "c":
-            raise NotImplementedError("nan_to_num of complex traced arrays is not supported")
+        if dt.kind == "c":      # NumPy replaces in the real and imaginary parts separately
+            part = dict(copy=copy, nan=nan, posinf=posinf, neginf=neginf)
+            return (convert(nan_to_num(NAMESPACE["real"](x), **part), dt)
+                    + 1j * nan_to_num(NAMESPACE["imag"](x), **part))
         return x
     info = np.finfo(dt)
     fill = lambda v, default: convert(default if v is None else v, dt)
@@ -207,80 +208,6 @@ def isneginf(x, out=None):
         >>> fnp.isneginf(x)
     """
     return logical_and(isinf(x), signbit(x))
-
-
-@export()
-@numpy_fallback(np.imag, ("val",))
-def imag(val):
-    """np.imag: funcgrad arrays are real, so zeros of val's shape and dtype.
-
-        >>> fnp.imag(x)
-    """
-    val = _asarray(val)
-    return full(_shape(val), 0, aval_of(val).dtype)
-
-
-@export()
-@numpy_fallback(np.angle, ("z",))
-def angle(z, deg=False):
-    """np.angle of a real array: pi where z < 0 (or z is -0.0), 0 elsewhere, NaN at NaN;
-    the derivative is 0.
-
-        >>> fnp.angle(x, deg=True)
-    """
-    z = _asarray(z)
-    dt = float_dtype(aval_of(z).dtype)
-    half = 180.0 if deg else np.pi
-    return convert(where(isnan(z), np.nan, where(signbit(z), half, 0.0)), dt)
-
-
-@export()
-@numpy_fallback(np.isreal, ("x",))
-def isreal(x):
-    """np.isreal: True everywhere for real arrays.
-
-        >>> fnp.isreal(x)
-    """
-    return equal(imag(x), 0)
-
-
-@export()
-@numpy_fallback(np.iscomplex, ("x",))
-def iscomplex(x):
-    """np.iscomplex: False everywhere for real arrays.
-
-        >>> fnp.iscomplex(x)
-    """
-    return full(_shape(_asarray(x)), False, np.bool_)
-
-
-@export()
-@numpy_fallback(np.iscomplexobj, check=is_traced)
-def iscomplexobj(x):
-    """np.iscomplexobj: whether the dtype is complex (a Python bool, known while tracing).
-
-        >>> fnp.iscomplexobj(x)
-    """
-    return aval_of(x).dtype.kind == "c"
-
-
-@export()
-def isrealobj(x):
-    """np.isrealobj: not iscomplexobj(x).
-
-        >>> fnp.isrealobj(x)
-    """
-    return not iscomplexobj(x)
-
-
-@export()
-@numpy_fallback(np.real_if_close, ("a",), check=is_traced)
-def real_if_close(a, tol=100):
-    """np.real_if_close: real arrays are returned unchanged.
-
-        >>> fnp.real_if_close(x)
-    """
-    return a
 
 
 # ---- comparisons (no gradient; traced boolean results) ----------------------------------------

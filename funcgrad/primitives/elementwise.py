@@ -25,9 +25,10 @@ LN2, LN10 = float(np.log(2.0)), float(np.log(10.0))
 ELEMENTWISE = {}   # name -> (primitive, ufunc, domain); read by tests
 
 
-def _ufunc(ufunc, vjp=None, *, domain="real", aliases=(), name=None, singular=False):
+def _ufunc(ufunc, vjp=None, *, domain="real", aliases=(), name=None, singular=False, public=True):
     """Define the primitive for `ufunc` and export fnp.<name> (+ aliases). vjp=None: derivative 0.
-    singular: its derivative can be infinite or NaN at finite inputs (see ir.Primitive)."""
+    singular: its derivative can be infinite or NaN at finite inputs (see ir.Primitive).
+    public=False: a function defined below (or in funcgrad.numpy) is exported instead."""
     name = name or ufunc.__name__
     prim = define(name, impl=ufunc, abstract=elementwise_abstract(ufunc), vjp=vjp,
                   differentiable=vjp is not None, elementwise=True, singular=singular)
@@ -42,7 +43,8 @@ def _ufunc(ufunc, vjp=None, *, domain="real", aliases=(), name=None, singular=Fa
 
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = f"Elementwise np.{ufunc.__name__}, traceable and differentiable.\n\n    >>> fnp.{name}(x)\n"
-    export(name, *aliases)(fn)
+    if public:
+        export(name, *aliases)(fn)
     ELEMENTWISE[name] = (prim, ufunc, domain)
     return fn
 
@@ -113,8 +115,36 @@ floor_divide = _ufunc(np.floor_divide, domain="nonzero")
 remainder = _ufunc(np.remainder, lambda ct, x, y, *, out: (ct, -ct * floor_divide(x, y)),
                    domain="nonzero", aliases=("mod",))
 fmod = _ufunc(np.fmod, lambda ct, x, y, *, out: (ct, -ct * trunc(x / y)), domain="nonzero")
-absolute = _ufunc(np.absolute, lambda ct, x, *, out: (ct * sign(x),), aliases=("abs", "fabs"))
-sign = _ufunc(np.sign)
+
+
+def _abs_vjp(ct, x, *, out):
+    if aval_of(x).dtype.kind != "c":
+        return (ct * sign(x),)
+    # |z| is not holomorphic: d|z| = Re(conj(z) dz) / |z|, whose transpose is ct conj(z) / |z|
+    # (0 at z = 0, as for real inputs)
+    zero = out == 0.0
+    return (where(zero, 0.0, ct * conjugate(x) / where(zero, 1.0, out)),)
+
+
+absolute = _ufunc(np.absolute, _abs_vjp, aliases=("abs", "fabs"))
+# fnp.conj (funcgrad/numpy/_elementwise.py) is the identity on real arrays
+conjugate = _ufunc(np.conjugate, lambda ct, x, *, out: (conjugate(ct),), public=False)
+_sign = _ufunc(np.sign, public=False)
+
+
+@export()
+def sign(x):
+    """np.sign; derivative 0 for real x. For complex x it is x / |x| (0 at 0), as NumPy 2
+    computes it, and differentiable away from 0.
+
+        >>> fnp.sign(x)
+    """
+    if isinstance(x, Traced) and x.aval.dtype.kind == "c":
+        mag = absolute(x)
+        zero = mag == 0.0
+        return where(zero, 0.0, x / where(zero, 1.0, mag))
+    return _sign(x)
+
 floor = _ufunc(np.floor)
 ceil = _ufunc(np.ceil)
 rint = _ufunc(np.rint)

@@ -1,0 +1,120 @@
+"""NumPy's complex semantics where Numba's scalar code has none or differs: the lexicographic
+order of complex numbers (less, ..., maximum, minimum, fmax, fmin; Numba refuses `<` on
+complex) with NumPy's treatment of NaN parts. Called from generated code as `_vm.<name>`
+(vecmath re-exports them). A NaN in either part of an operand: comparisons are False, maximum
+and minimum propagate that operand, fmax and fmin prefer the other.
+"""
+from __future__ import annotations
+
+import numba
+import numpy as np
+
+_jit = numba.njit(inline="always", error_model="numpy")
+
+
+@_jit
+def _nan_part(z):
+    return np.isnan(z.real) or np.isnan(z.imag)
+
+
+@_jit
+def c_less(a, b):
+    return ((a.real < b.real and not np.isnan(a.imag) and not np.isnan(b.imag))
+            or (a.real == b.real and a.imag < b.imag))
+
+
+@_jit
+def c_less_equal(a, b):
+    return ((a.real < b.real and not np.isnan(a.imag) and not np.isnan(b.imag))
+            or (a.real == b.real and a.imag <= b.imag))
+
+
+@_jit
+def c_greater(a, b):
+    return c_less(b, a)
+
+
+@_jit
+def c_greater_equal(a, b):
+    return c_less_equal(b, a)
+
+
+@_jit
+def c_maximum(a, b):
+    return a if _nan_part(a) or c_greater_equal(a, b) else b
+
+
+@_jit
+def c_minimum(a, b):
+    return a if _nan_part(a) or c_less_equal(a, b) else b
+
+
+@_jit
+def c_fmax(a, b):
+    return a if _nan_part(b) or c_greater_equal(a, b) else b
+
+
+@_jit
+def c_fmin(a, b):
+    return a if _nan_part(b) or c_less_equal(a, b) else b
+
+
+@_jit
+def c_divide(a, b, one):
+    """a / b as NumPy's loop computes it (Smith's method; Numba raises on b == 0, NumPy gives
+    inf or NaN parts). `one` is 1 in the operands' complex type: complex64 divides in float32,
+    as NumPy's loop does (1 / subnormal overflows there)."""
+    br, bi, one = b.real, b.imag, one.real
+    if abs(br) >= abs(bi):
+        if br == 0 and bi == 0:
+            return complex(a.real / abs(br), a.imag / abs(br))
+        rat = bi / br
+        scl = one / (br + bi * rat)
+        return complex((a.real + a.imag * rat) * scl, (a.imag - a.real * rat) * scl)
+    rat = br / bi
+    scl = one / (bi + br * rat)
+    return complex((a.real * rat + a.imag) * scl, (a.imag * rat - a.real) * scl)
+
+
+@_jit
+def c_reciprocal(z, one):
+    """1 / z as NumPy's reciprocal loop computes it (`one`: see c_divide)."""
+    one = one.real
+    if abs(z.imag) <= abs(z.real):
+        r = z.imag / z.real
+        d = z.real + z.imag * r
+        return complex(one / d, -r / d)
+    r = z.real / z.imag
+    d = z.real * r + z.imag
+    return complex(r / d, -one / d)
+
+
+@_jit
+def c_power(a, b, one):
+    """a ** b as NumPy's complex power loop: 1 for b == 0; at a == 0, 0 where b has a positive
+    real part and NaN otherwise; repeated multiplication for integral b with |b| < 100; else cpow."""
+    if b.real == 0.0 and b.imag == 0.0:
+        return complex(1.0, 0.0)
+    if a.real == 0.0 and a.imag == 0.0:
+        if b.real > 0.0:
+            return complex(0.0, 0.0)
+        return complex(np.nan, np.nan)
+    if b.imag == 0.0 and -100.0 < b.real < 100.0 and b.real == int(b.real):
+        n = int(b.real)
+        if n == 1:
+            return a
+        if n == 2:
+            return a * a
+        if n == 3:
+            return a * a * a
+        m = -n if n < 0 else n
+        acc, p, mask = one, a, 1
+        while True:
+            if m & mask:
+                acc = acc * p
+            mask <<= 1
+            if m < mask:
+                break
+            p = p * p
+        return c_divide(one, acc, one) if n < 0 else acc
+    return np.complex128(a) ** np.complex128(b)      # complex64 too: rounded once
