@@ -62,6 +62,12 @@ def conj(x):
     return conjugate(x) if _is_complex(x) else x
 
 
+def abs2(x):
+    """|x|**2 without a square root: x * x for real x, real(x * conj(x)) for complex x (the
+    squares in variances and norms)."""
+    return real(x * conjugate(x)) if _is_complex(x) else x * x
+
+
 @export()
 @numpy_fallback(np.angle, ("z",))
 def angle(z, deg=False):

@@ -11,6 +11,7 @@ from collections import namedtuple
 
 import numpy as np
 
+from .._errors import UnsupportedDtypeError, user_frame, where as where_
 from ..ir import aval_of
 from ..primitives.base import broadcast_to, convert, export, normalize_axes, reshape, transpose
 from ..primitives.contract import matmul
@@ -20,6 +21,7 @@ from ..primitives.linalg import (LinAlgError, _as_float, _mT, _public, _square, 
                                 svdvals_p)
 from ..primitives.reductions import max as _max, min as _min, sum as _sum
 from ..primitives.shape import moveaxis
+from ._complex import abs2, real_dtype
 from ._contract import (cross as _cross, diagonal as _diagonal, outer as _outer,
                         tensordot as _tensordot, trace as _trace)
 
@@ -40,11 +42,11 @@ def _vector_norm(x, ord, axis, keepdims):
     if isinstance(ord, str):
         raise ValueError(f"Invalid norm order '{ord}' for vectors")
     if ord == 0:
-        return _sum(convert(not_equal(x, 0), aval_of(x).dtype), **kw)
+        return _sum(convert(not_equal(x, 0), real_dtype(aval_of(x).dtype)), **kw)
     if ord == 1:
         return _sum(absolute(x), **kw)
     if ord is None or ord == 2:
-        return _safe_root(_sum(x * x, **kw))
+        return _safe_root(_sum(abs2(x), **kw))
     return _safe_root(_sum(absolute(x) ** ord, **kw), float(ord))
 
 
@@ -58,7 +60,7 @@ def _matrix_norm(x, ord, row, col):
     if ord in (np.inf, -np.inf):
         return (_max if ord > 0 else _min)(_sum(absolute(x), axis=col), axis=row - (row > col))
     if ord in (None, "fro", "f"):
-        return _safe_root(_sum(x * x, axis=(row, col)))
+        return _safe_root(_sum(abs2(x), axis=(row, col)))
     raise ValueError("Invalid norm order for matrices.")
 
 
@@ -75,7 +77,7 @@ def norm(x, ord=None, axis=None, keepdims=False):
     nd = aval_of(x).ndim
     if axis is None:
         if ord is None or (ord in ("f", "fro") and nd == 2) or (ord == 2 and nd == 1):
-            r = _safe_root(_sum(x * x))
+            r = _safe_root(_sum(abs2(x)))
             return reshape(r, (1,) * nd) if keepdims else r
         axis = tuple(range(nd))
     elif not isinstance(axis, tuple):
@@ -155,6 +157,7 @@ def lstsq(a, b, rcond=None):
         >>> x, residuals, rank, s = fnp.linalg.lstsq(A, b)
     """
     a, b = _as_float(a, b)
+    _real_matrix("lstsq", a)
     if aval_of(a).ndim != 2 or aval_of(b).ndim not in (1, 2):
         raise LinAlgError(f"lstsq: a must be a matrix and b a vector or matrix, got "
                           f"{aval_of(a)} and {aval_of(b)}")
@@ -173,6 +176,14 @@ def lstsq(a, b, rcond=None):
     else:
         residuals = np.zeros((0,), aval_of(x).dtype)
     return x, residuals, np.int32(rank), s
+
+
+def _real_matrix(name, a):
+    if aval_of(a).dtype.kind == "c":
+        raise UnsupportedDtypeError(
+            f"np.linalg.{name} of a complex traced matrix is not supported yet{where_(user_frame())}; "
+            "funcgrad's version is written for real matrices. Call NumPy's on concrete "
+            "values, or use fnp.linalg.solve or inv.")
 
 
 # ---- qr --------------------------------------------------------------------------------------------
@@ -196,6 +207,7 @@ def qr(a, mode="reduced"):
     a = _as_float(a)
     if aval_of(a).ndim != 2:
         raise LinAlgError(f"qr: one matrix only for traced values, got {aval_of(a)}")
+    _real_matrix("qr", a)
     m, n = aval_of(a).shape
     k = min(m, n)
     r, q = a, np.eye(m, dtype=aval_of(a).dtype)

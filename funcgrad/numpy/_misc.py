@@ -25,6 +25,7 @@ from ..primitives.elementwise import (absolute, clip, equal, greater, isfinite, 
 from ..primitives.indexing import getitem, slice_axis
 from ..primitives.reductions import argsort, searchsorted, sum as _sum
 from ..primitives.shape import _asarray, _axes_in_order, _axis, concatenate, flip, reshape, take
+from ._complex import conj, imag, real
 from ._reductions import all as _all
 from ._shape import _static
 
@@ -325,11 +326,12 @@ def convolve(a, v, mode="full"):
 @export()
 @numpy_fallback(np.correlate, ("a", "v"))
 def correlate(a, v, mode="valid"):
-    """np.correlate of real 1-D arrays (modes full, same, valid).
+    """np.correlate of 1-D arrays (modes full, same, valid); a complex v is conjugated, as
+    NumPy does.
 
         >>> fnp.correlate(x, template, mode="valid")
     """
-    return _convolve(a, v, mode, True)
+    return _convolve(a, conj(v), mode, True)
 
 
 @export()
@@ -341,6 +343,10 @@ def interp(x, xp, fp, left=None, right=None, period=None):
 
         >>> fnp.interp(x, [0.0, 1.0, 2.0], fp)
     """
+    fp = _asarray(fp)
+    if aval_of(fp).dtype.kind == "c":         # NumPy: the real and imaginary parts separately
+        parts = [interp(x, xp, part(fp), left, right, period) for part in (real, imag)]
+        return convert(parts[0], np.complex128) + 1j * parts[1]
     x, xp, fp = (convert(_asarray(t), np.float64) for t in (x, xp, fp))
     if _ndim(xp) != 1 or _ndim(fp) != 1:
         raise ValueError("Data points must be 1D sequences")

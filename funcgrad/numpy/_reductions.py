@@ -16,6 +16,7 @@ from ..primitives.base import broadcast_to, convert, export, normalize_axes, res
 from ..primitives.elementwise import exp, isfinite, log, maximum as _elementwise_max, sqrt, where
 from ..primitives.reductions import _count, _kept_shape, _plain, argsort, max, min, sum
 from ..primitives.shape import ravel, take_along_axis
+from ._complex import abs2, real_dtype
 
 
 def _truth(np_fn, reduce, a, axis, keepdims):
@@ -81,10 +82,10 @@ def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, where=None):
     dt = np.dtype(dtype) if dtype is not None else _mean_dtype(aval_of(a).dtype)
     a = convert(a, dt)
     centered = a - mean(a, axis=axis, keepdims=True, where=where)
-    squares = sum(centered * centered, axis=axis, keepdims=keepdims, where=where)
+    squares = sum(abs2(centered), axis=axis, keepdims=keepdims, where=where)   # complex: |.|^2
     dof = _where_count(a, axis, keepdims, where) - ddof        # NumPy: at least 0 (0/0 = nan)
     dof = builtins.max(dof, 0) if isinstance(dof, int) else _elementwise_max(dof, 0)
-    return convert(squares / dof, dt)
+    return convert(squares / dof, real_dtype(dt))
 
 
 @export()

@@ -21,6 +21,7 @@ from ..primitives.base import (convert, export, normalize_axes, numpy_fallback,
                                reshape as _reshape, transpose as _transpose)
 from ..primitives.elementwise import clip, isnan, logical_not, sqrt, where as _where
 from ..primitives.indexing import getitem, slice_axis
+from ._complex import conj, imag, real
 from ..primitives.reductions import argsort, max as _max, min as _min, prod as _prod, sum as _sum
 from ..primitives.shape import _asarray, _axes_in_order, _axis, concatenate, ravel, take
 from ._contract import diagonal, dot
@@ -433,7 +434,7 @@ def cov(m, y=None, rowvar=True, bias=False, ddof=None, fweights=None, aweights=N
     if not isinstance(fact, Traced) and fact <= 0:
         fact = 0.0
     X = X - getitem(avg, (slice(None), None))
-    c = dot(X, _transpose(X if w is None else X * w, (1, 0)))
+    c = dot(X, conj(_transpose(X if w is None else X * w, (1, 0))))
     return squeeze(c * np.true_divide(1, fact) if not isinstance(fact, Traced) else c / fact)
 
 
@@ -447,7 +448,9 @@ def corrcoef(x, y=None, rowvar=True, *, dtype=None):
     c = cov(x, y, rowvar, dtype=dtype)
     if aval_of(c).ndim != 2:
         return c / c
-    sd = sqrt(diagonal(c))
+    sd = sqrt(real(diagonal(c)))
     c = c / getitem(sd, (slice(None), None))
     c = c / getitem(sd, (None, slice(None)))
+    if aval_of(c).dtype.kind == "c":            # NumPy clips the two parts separately
+        return convert(clip(real(c), -1, 1), aval_of(c).dtype) + 1j * clip(imag(c), -1, 1)
     return clip(c, -1, 1)

@@ -34,6 +34,7 @@ from collections import namedtuple
 
 import numpy as np
 
+from .._errors import UnsupportedDtypeError, user_frame, where as where_
 from ..ir import Aval, Traced, aval_of
 from .base import (all_batched, broadcast_shapes, broadcast_to, convert, define, export,
                    numpy_fallback, operands_batch, reshape, transpose)
@@ -70,6 +71,27 @@ def _as_float(*xs):
                           for d in (aval_of(x).dtype for x in xs)])
     out = [convert(x if isinstance(x, Traced) else np.asarray(x), dt) for x in xs]
     return out[0] if len(out) == 1 else out
+
+
+def _real(dtype):
+    """The dtype of a complex matrix's eigenvalues or singular values (complex64 -> float32)."""
+    return np.empty(0, dtype).real.dtype
+
+
+def _complex_derivative(what, instead):
+    raise UnsupportedDtypeError(
+        f"the derivative of {what} of a complex matrix is not implemented{where_(user_frame())} "
+        f"(the real-matrix rule would be silently wrong). The values are computed; for a "
+        f"derivative use {instead}, or work with the real and imaginary parts.")
+
+
+def _real_only(name, rule):
+    """A vjp rule written for real matrices: for a complex one, a clear error instead."""
+    def vjp(ct, a, **params):
+        if aval_of(a).dtype.kind == "c":
+            _complex_derivative(f"np.linalg.{name}", "fnp.linalg.solve, inv or det")
+        return rule(ct, a, **params)
+    return vjp
 
 
 def _square(a, square=True):
@@ -200,8 +222,8 @@ def _cofactor(a):
     ones = np.ones_like(s[..., :1])
     before = np.cumprod(np.concatenate([ones, s[..., :-1]], axis=-1), axis=-1)
     after = np.cumprod(np.concatenate([ones, s[..., :0:-1]], axis=-1), axis=-1)[..., ::-1]
-    sign = np.linalg.det(u) * np.linalg.det(vh)
-    return sign[..., None, None] * ((u * (before * after)[..., None, :]) @ vh)
+    sign = np.linalg.det(u) * np.linalg.det(vh)      # complex A = U S Vh: conj(U) adj(S) conj(Vh)
+    return sign[..., None, None] * ((np.conj(u) * (before * after)[..., None, :]) @ np.conj(vh))
 
 
 def _cofactor_vjp(ct, a, *, out):
@@ -232,10 +254,21 @@ def det(a):
     return det_p.bind(_square(a))
 
 
-slogdet_p = define(     # the sign is piecewise constant: its cotangent cts[0] is dropped
+slogdet_p = define(     # a real sign is piecewise constant: its cotangent cts[0] is dropped
     "slogdet", batch=STACKED, impl=lambda a: tuple(np.asarray(r) for r in np.linalg.slogdet(a)),
-    abstract=lambda a: (Aval(a.shape[:-2], a.dtype),) * 2, multiple_results=True,
-    vjp=lambda cts, a, *, out: (None if cts[1] is None else _times_inv_t(cts[1], a),))
+    abstract=lambda a: (Aval(a.shape[:-2], a.dtype), Aval(a.shape[:-2], _real(a.dtype))),
+    multiple_results=True,
+    vjp=lambda cts, a, *, out: _slogdet_vjp(cts, a, out[0]))
+
+
+def _slogdet_vjp(cts, a, sign):
+    # with t = tr(inv(A) dA): d logabsdet = Re t, and for complex A d sign = i sign Im t, so the
+    # cotangent is c inv(A)^T with c = ct_logabsdet + i Im(ct_sign sign) (real A: sign is +-1)
+    c = cts[1]
+    if cts[0] is not None and aval_of(a).dtype.kind == "c":
+        phase = 1j * convert(-1j * (cts[0] * sign), _real(aval_of(a).dtype))
+        c = phase if c is None else c + phase
+    return (None if c is None else _times_inv_t(c, a),)
 
 
 @_public
@@ -261,7 +294,7 @@ def _cholesky_vjp(ct, a, *, out, upper):
 cholesky_p = define("cholesky", batch=STACKED,
                     impl=lambda a, *, upper: np.asarray(
                         np.linalg.cholesky(a, upper=True) if upper else np.linalg.cholesky(a)),
-                    abstract=lambda a, *, upper: a, vjp=_cholesky_vjp)
+                    abstract=lambda a, *, upper: a, vjp=_real_only("cholesky", _cholesky_vjp))
 
 
 @_public
@@ -289,8 +322,8 @@ def _eigh_vjp(cts, a, *, out, UPLO):
 
 
 eigh_p = define("eigh", batch=STACKED, impl=lambda a, *, UPLO: tuple(np.linalg.eigh(a, UPLO=UPLO)),
-                abstract=lambda a, *, UPLO: (Aval(a.shape[:-1], a.dtype), a),
-                vjp=_eigh_vjp, multiple_results=True)
+                abstract=lambda a, *, UPLO: (Aval(a.shape[:-1], _real(a.dtype)), a),
+                vjp=_real_only("eigh", _eigh_vjp), multiple_results=True)
 
 
 @_public
@@ -309,7 +342,8 @@ def _eigvalsh_vjp(ct, a, *, out, UPLO):
 
 
 eigvalsh_p = define("eigvalsh", batch=STACKED, impl=lambda a, *, UPLO: np.linalg.eigvalsh(a, UPLO=UPLO),
-                    abstract=lambda a, *, UPLO: Aval(a.shape[:-1], a.dtype), vjp=_eigvalsh_vjp)
+                    abstract=lambda a, *, UPLO: Aval(a.shape[:-1], _real(a.dtype)),
+                    vjp=_real_only("eigvalsh", _eigvalsh_vjp))
 
 
 @_public
@@ -363,13 +397,13 @@ def _svd_vjp(cts, a, *, out, full_matrices, hermitian):
 def _svd_abstract(a, *, full_matrices, hermitian):
     (m, n), b = a.shape[-2:], a.shape[:-2]
     k = min(m, n)
-    return (Aval(b + (m, m if full_matrices else k), a.dtype), Aval(b + (k,), a.dtype),
+    return (Aval(b + (m, m if full_matrices else k), a.dtype), Aval(b + (k,), _real(a.dtype)),
             Aval(b + (n if full_matrices else k, n), a.dtype))
 
 
 svd_p = define("svd", batch=STACKED, impl=lambda a, *, full_matrices, hermitian: tuple(
     np.linalg.svd(a, full_matrices=full_matrices, hermitian=hermitian)),
-    abstract=_svd_abstract, vjp=_svd_vjp, multiple_results=True)
+    abstract=_svd_abstract, vjp=_real_only("svd", _svd_vjp), multiple_results=True)
 
 
 def _svdvals_vjp(ct, a, *, out, hermitian):
@@ -379,8 +413,8 @@ def _svdvals_vjp(ct, a, *, out, hermitian):
 
 svdvals_p = define("svdvals", batch=STACKED, impl=lambda a, *, hermitian: np.asarray(
     np.linalg.svd(a, compute_uv=False, hermitian=hermitian)),
-    abstract=lambda a, *, hermitian: Aval(a.shape[:-2] + (min(a.shape[-2:]),), a.dtype),
-    vjp=_svdvals_vjp)
+    abstract=lambda a, *, hermitian: Aval(a.shape[:-2] + (min(a.shape[-2:]),), _real(a.dtype)),
+    vjp=_real_only("svdvals", _svdvals_vjp))
 
 
 @_public
@@ -416,7 +450,7 @@ def _pinv_vjp(ct, a, *, out, kw, hermitian):
 pinv_p = define("pinv", batch=STACKED, impl=lambda a, *, kw, hermitian: np.asarray(
     np.linalg.pinv(a, hermitian=hermitian, **dict(kw))),
     abstract=lambda a, *, kw, hermitian: Aval(a.shape[:-2] + a.shape[:-3:-1], a.dtype),
-    vjp=_pinv_vjp)
+    vjp=_real_only("pinv", _pinv_vjp))
 _NOVALUE = object()
 
 
