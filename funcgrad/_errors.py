@@ -1,7 +1,8 @@
 """Error types and the one place that finds and formats the user's source line.
 
 Owns: the FuncgradError family, `user_frame()` (first stack frame outside funcgrad and
-NumPy), and `SourceInfo`. Imports nothing from funcgrad.
+NumPy), `SourceInfo`, and the hook that explains a traced value converted inside another
+library (FOREIGN_CALL_EXPLAINERS, filled by fg.scipy). Imports nothing from funcgrad.
 """
 from __future__ import annotations
 
@@ -108,6 +109,21 @@ def warn_at(src, message, category=UserWarning):
 def where(src):
     """' at file:line (function)' or '' when unknown."""
     return f" at {src.long()}" if src is not None else ""
+
+
+# Explainers of a traced value converted to a NumPy array inside another library's function
+# (fg.scipy adds SciPy's): each takes the frame that converts and returns a message or None.
+# Filled from above, so that the tracer needs no import of them.
+FOREIGN_CALL_EXPLAINERS: list = []
+
+
+def foreign_call_message(frame):
+    """The message of the first explainer that recognises the stack at `frame`, or None."""
+    for explain in FOREIGN_CALL_EXPLAINERS:
+        message = explain(frame)
+        if message is not None:
+            return message
+    return None
 
 
 @functools.lru_cache(maxsize=1)

@@ -27,6 +27,10 @@ CASES = {
     "gammaln": (S.gammaln, sp.gammaln, (X,)),
     "digamma": (S.digamma, sp.digamma, (X,)),
     "polygamma2": (lambda x: S.polygamma(2, x), lambda x: sp.polygamma(2, x), (X,)),
+    "ndtri": (S.ndtri, sp.ndtri, (P,)),
+    "betaln": (S.betaln, sp.betaln, (X, X[::-1])),
+    "gammainc": (lambda x: S.gammainc(2.5, x), lambda x: sp.gammainc(2.5, x), (X,)),
+    "gammaincc": (lambda x: S.gammaincc(X, x), lambda x: sp.gammaincc(X, x), (X[::-1],)),
 }
 
 
@@ -50,3 +54,14 @@ def test_closed_forms_and_conventions():
     assert fg.grad(lambda x: S.xlogy(x, 0.0))(0.0) == 0.0                # 0 log 0 = 0
     with pytest.raises(ValueError, match="non-negative"):
         S.polygamma(-1, 1.0)
+    assert fg.grad(lambda x: S.gammainc(2.0, x))(1.0) == pytest.approx(np.exp(-1.0), rel=1e-14)
+    assert fg.grad(S.ndtri)(0.5) == pytest.approx(np.sqrt(2 * np.pi), rel=1e-14)
+    # the derivative in the shape parameter a is refused where a is differentiated only
+    with pytest.raises(fg.UnsupportedFunctionError, match="with respect to a"):
+        fg.grad(lambda a: S.gammaincc(a, 1.0))(2.0)
+    assert fg.grad(lambda a: S.gammainc(fg.stop_gradient(a), 1.0) * a)(2.0) == pytest.approx(
+        sp.gammainc(2.0, 1.0), rel=1e-14)
+    x = np.array([1.0, 2.0])
+    assert fg.grad(lambda x: fnp.sum(sp.gammainc(X[:2], x)))(x) == pytest.approx(
+        fg.grad(lambda x: fnp.sum(S.gammainc(X[:2], x)))(x), rel=1e-14)    # dispatched
+    np.testing.assert_allclose(S.logsumexp(X, b=P), sp.logsumexp(X, b=P), rtol=1e-14)

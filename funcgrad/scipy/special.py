@@ -1,11 +1,13 @@
 """fg.scipy.special: SciPy's special functions on traced values, with their derivatives to any
 order, named as in scipy.special (and jax.scipy.special).
 
-The ones that are compositions of funcgrad operations (expit, logit, xlogy, xlog1py, ndtr)
-compile like any other code; the others (erf, erfc, erfinv, gammaln, digamma, polygamma,
-log_ndtr) call SciPy's ufunc back from traced and compiled code (a Python round trip per call
-in a kernel: correct, not fast) with their derivatives given in closed form, each itself
-differentiable: gammaln' = digamma = polygamma(0), polygamma(n)' = polygamma(n + 1).
+The ones that are compositions of funcgrad operations (expit, logit, xlogy, xlog1py, ndtr,
+logsumexp) compile like any other code; the others (erf, erfc, erfinv, ndtri, gammaln,
+digamma, polygamma, log_ndtr, betaln, gammainc, gammaincc) call SciPy's ufunc back from traced
+and compiled code (a Python round trip per call in a kernel: correct, not fast) with their
+derivatives given in closed form, each itself differentiable: gammaln' = digamma =
+polygamma(0), polygamma(n)' = polygamma(n + 1). gammainc and gammaincc are differentiable in
+x only: asking for the derivative with respect to the shape parameter a raises.
 Calling the scipy.special ufunc itself on a traced value (`scipy.special.erf(x)` inside
 fg.grad) reaches these.
 
@@ -16,24 +18,36 @@ from __future__ import annotations
 import functools
 import math
 
+import numpy as np
 
 from .. import numpy as fnp
+from .._errors import UnsupportedFunctionError
 from ..higher_order import custom_vjp, pure_callback
 from ..nn import erf, sigmoid as expit
 from ..primitives.base import FOREIGN_UFUNCS
 
 __all__ = ["erf", "erfc", "erfinv", "expit", "logit", "xlogy", "xlog1py", "ndtr", "log_ndtr",
-           "gammaln", "digamma", "polygamma"]
+           "ndtri", "gammaln", "digamma", "polygamma", "betaln", "gammainc", "gammaincc",
+           "logsumexp"]
 
 _SQRT_PI = math.sqrt(math.pi)
 
 
-def _callback(name, x, *head):
-    """scipy.special.<name>(*head, x) called back from traced code, on x as a float array."""
+def _callback(name, *xs, head=()):
+    """scipy.special.<name>(*head, *xs) called back from traced code, on the xs as float arrays
+    (of one shape: see _floats)."""
     import scipy.special
     fn = getattr(scipy.special, name)
-    x = fnp.asarray(x) * 1.0                  # (float, as SciPy computes)
-    return pure_callback((lambda v: fn(*head, v)) if head else fn, x, x)
+    xs = [fnp.asarray(x) * 1.0 for x in xs]   # (float, as SciPy computes)
+    return pure_callback((lambda *v: fn(*head, *v)) if head else fn, xs[0], *xs)
+
+
+def _floats(*xs):
+    """The arguments as float arrays of their common dtype, broadcast to one shape (so that a
+    custom_vjp's cotangents have its arguments' shapes; broadcasting's own vjp sums)."""
+    xs = [fnp.asarray(x) * 1.0 for x in xs]
+    dtype = np.result_type(*[x.dtype for x in xs])
+    return [x.astype(dtype) for x in fnp.broadcast_arrays(*xs)]
 
 
 @custom_vjp
@@ -63,6 +77,21 @@ erfinv.defvjp(lambda x: (erfinv(x), x),     # (bwd recomputes erfinv: differenti
 
 
 @custom_vjp
+def ndtri(p):
+    """scipy.special.ndtri, the inverse of ndtr (the standard normal quantile function);
+    derivative sqrt(2 pi) exp(ndtri(p)^2 / 2).
+
+        >>> fg.scipy.special.ndtri(np.array([0.5, 0.975]))
+        array([0.       , 1.95996398])
+    """
+    return _callback("ndtri", p)
+
+
+ndtri.defvjp(lambda p: (ndtri(p), p),
+             lambda p, ct: (ct * math.sqrt(2 * math.pi) * fnp.exp(0.5 * ndtri(p) ** 2),))
+
+
+@custom_vjp
 def log_ndtr(x):
     """scipy.special.log_ndtr, log of the standard normal CDF, accurate far into the left tail;
     derivative pdf(x) / cdf(x), computed as exp(log pdf - log cdf).
@@ -82,7 +111,7 @@ def _polygamma(n):
     """polygamma(n, .) as a function of x with its derivative polygamma(n + 1, .)."""
     @custom_vjp
     def f(x):
-        return _callback("polygamma", x, n)
+        return _callback("polygamma", x, head=(n,))
     f.defvjp(lambda x: (f(x), x), lambda x, ct: (ct * _polygamma(n + 1)(x),))
     return f
 
@@ -119,6 +148,94 @@ def gammaln(x):
 
 
 gammaln.defvjp(lambda x: (gammaln(x), x), lambda x, ct: (ct * digamma(x),))
+
+
+@custom_vjp
+def _betaln(a, b):
+    return _callback("betaln", a, b)
+
+
+def _betaln_bwd(res, ct):
+    a, b = res
+    both = digamma(a + b)
+    return ct * (digamma(a) - both), ct * (digamma(b) - both)
+
+
+_betaln.defvjp(lambda a, b: (_betaln(a, b), (a, b)), _betaln_bwd)
+
+
+def betaln(a, b):
+    """scipy.special.betaln, log |B(a, b)| (SciPy's, accurate where gammaln(a) + gammaln(b) -
+    gammaln(a + b) cancels); derivatives digamma(a) - digamma(a + b) and digamma(b) -
+    digamma(a + b).
+
+        >>> fg.scipy.special.betaln(np.array([1.0, 2.0]), 3.0)     # log 1/3, log 1/12
+        array([-1.09861229, -2.48490665])
+    """
+    return _betaln(*_floats(a, b))
+
+
+@functools.lru_cache(maxsize=None)
+def _no_derivative(fname, pname):
+    """The identity on `pname` whose derivative raises: marks the argument of fname whose
+    derivative funcgrad does not know (only asked for where that argument is differentiated)."""
+    @custom_vjp
+    def f(a):
+        return a
+
+    def bwd(a, ct):
+        raise UnsupportedFunctionError(
+            f"fg.scipy.special.{fname}: the derivative with respect to {pname} (the shape "
+            "parameter) is not implemented, only the one with respect to x. Apply "
+            f"fg.stop_gradient to {pname} if it should be held constant.")
+    return f.defvjp(lambda a: (a, a), bwd)
+
+
+def _gammainc_dx(a, x):
+    """d/dx gammainc(a, x) = x^(a-1) exp(-x) / Gamma(a)."""
+    return fnp.exp(xlogy(a - 1.0, x) - x - gammaln(a))
+
+
+@custom_vjp
+def _gammainc(a, x):
+    return _callback("gammainc", a, x)
+
+
+@custom_vjp
+def _gammaincc(a, x):
+    return _callback("gammaincc", a, x)
+
+
+# (the cotangent 0 * ct of a reaches _no_derivative's rule, which raises if a is differentiated)
+_gammainc.defvjp(lambda a, x: (_gammainc(a, x), (a, x)),
+                 lambda res, ct: (0.0 * ct, ct * _gammainc_dx(*res)))
+_gammaincc.defvjp(lambda a, x: (_gammaincc(a, x), (a, x)),
+                  lambda res, ct: (0.0 * ct, -ct * _gammainc_dx(*res)))
+
+
+def gammainc(a, x):
+    """scipy.special.gammainc, the regularized lower incomplete gamma function P(a, x);
+    differentiable in x (x^(a-1) e^-x / Gamma(a)) to any order. The derivative with respect
+    to a is not implemented: it raises where a is differentiated.
+
+        >>> fg.grad(lambda x: fg.scipy.special.gammainc(2.0, x))(1.0)     # 1 / e
+    """
+    a, x = _floats(a, x)
+    return _gammainc(_no_derivative("gammainc", "a")(a), x)
+
+
+def gammaincc(a, x):
+    """scipy.special.gammaincc, the regularized upper incomplete gamma function
+    Q(a, x) = 1 - P(a, x); differentiable in x only, as gammainc.
+
+        >>> fg.scipy.special.gammaincc(np.array([1.0, 3.0]), 2.0)     # e^-2, 5 e^-2
+        array([0.13533528, 0.67667642])
+    """
+    a, x = _floats(a, x)
+    return _gammaincc(_no_derivative("gammaincc", "a")(a), x)
+
+
+logsumexp = fnp.logsumexp
 
 
 def logit(p):
@@ -160,6 +277,6 @@ def ndtr(x):
 
 # scipy.special's ufuncs called on traced values come here (tracer.Tracer.__array_ufunc__)
 FOREIGN_UFUNCS.update({("scipy.special", name): globals()[name] for name in __all__
-                       if name != "polygamma"})
+                       if name not in ("polygamma", "logsumexp")})
 FOREIGN_UFUNCS[("scipy.special", "polygamma")] = polygamma
 FOREIGN_UFUNCS[("scipy.special", "psi")] = digamma
