@@ -25,10 +25,10 @@ import numpy as np
 
 from . import ir
 from ._errors import (ConcretizationError, EscapedTracerError, MutationError,
-                      UnsupportedFunctionError, add_location,
+                      UnsupportedFunctionError, add_location, foreign_call_message,
                       traceback_user_frame, user_frame, warn_at, where)
 from .ir import Aval, Eqn, Lit, Program, Traced, Var
-from .primitives.base import FOREIGN_UFUNCS, LINALG, NAMESPACE
+from .primitives.base import FFT, FOREIGN_UFUNCS, LINALG, NAMESPACE
 
 __all__ = ["Trace", "Tracer", "trace_flat"]
 
@@ -381,6 +381,9 @@ class Tracer(Traced):
         return self._value(".tolist()", "value").tolist()
 
     def __array__(self, dtype=None, copy=None):
+        message = foreign_call_message(sys._getframe(1))   # a SciPy function converting it
+        if message is not None:
+            raise ConcretizationError(message)
         caller = _numpy_caller()
         if caller is not None and caller in NAMESPACE:
             raise ConcretizationError(
@@ -421,7 +424,7 @@ class Tracer(Traced):
 
     def __array_function__(self, func, types, args, kwargs):
         module = func.__module__ or ""
-        table = {"numpy": NAMESPACE, "numpy.linalg": LINALG}.get(module, {})
+        table = {"numpy": NAMESPACE, "numpy.linalg": LINALG, "numpy.fft": FFT}.get(module, {})
         fn = table.get(func.__name__)
         if fn is None:
             raise _unsupported(f"{module.replace('numpy', 'np', 1)}.{func.__name__}")

@@ -48,7 +48,8 @@ def rand(shape=(), domain="real", layout="C", dtype=np.float64, specials=0):
     _seed[0] += 1
     shape = tuple(shape)
     base = {"T": shape[::-1], "strided": tuple(2 * n for n in shape)}.get(layout, shape)
-    a = np.asarray(DOMAINS[domain](np.random.default_rng(_seed[0]), base), dtype)
+    domains = COMPLEX_DOMAINS if np.dtype(dtype).kind == "c" else DOMAINS
+    a = np.asarray(domains[domain](np.random.default_rng(_seed[0]), base), dtype)
     if specials:
         flat = a.reshape(-1)
         flat[::specials] = np.resize(np.array(SPECIALS, dtype), flat[::specials].shape)
@@ -558,6 +559,45 @@ def _control_flow(x, y):
 CONTROL_CASES = [Case("control-flow", _control_flow,
                       (rand((2, 3), layout="T"), rand((4,), layout="rev")), diff=(0, 1))]
 
+
+# -- complex arrays and the FFT ----------------------------------------------------------------
+
+def _complex_arrays(z, w, a, x):
+    """z (3,4) complex transposed, w (4,) complex strided, a (3,3) complex, x (3,4) real."""
+    sign, logdet = L.slogdet(a)
+    return {
+        "sum(axis 0)": fnp.sum(z, axis=0), "mean": fnp.mean(z), "cumsum": fnp.cumsum(w),
+        "z @ w": z @ w, "einsum": fnp.einsum("ij,ij->j", z, fnp.conj(z)),
+        "gather": z[::-1, 1], "at[].add": z.at[1].add(w), "concat": fnp.concatenate([w, z[0]]),
+        "where": fnp.where(fnp.abs(z) > 1.0, z, x), "abs, angle in a loop": fnp.abs(z) * fnp.angle(z),
+        "real * exp": fnp.real(z) * fnp.exp(z), "solve": L.solve(a, z), "det": L.det(a),
+        "slogdet": sign * logdet, "inv": L.inv(a), "var": fnp.var(z, axis=1),
+        "norm": L.norm(z), "vdot": fnp.vdot(w, z[1]),
+        "scan": fg.scan(lambda c, v: (c * v + 1.0, c), 0.5 + 0j, w)[1],
+    }
+
+
+def _fft(z, x, y):
+    """z (3,4) complex transposed, x (4,6) real strided, y (5,) real reversed."""
+    F = fnp.fft
+    return {
+        "fft": F.fft(z), "ifft(axis 0, ortho)": F.ifft(z, axis=0, norm="ortho"),
+        "fft(real, n=8)": F.fft(y, n=8), "rfft": F.rfft(x), "rfft(n=3, forward)": F.rfft(y, 3, norm="forward"),
+        "irfft": F.irfft(z), "irfft(n=7, axis 0)": F.irfft(z, 7, axis=0), "fft2": F.fft2(z),
+        "rfftn": F.rfftn(x), "irfft2": F.irfft2(z), "hfft": F.hfft(z[0]), "ihfft": F.ihfft(y),
+        "fftshift(fft)": F.fftshift(F.fft(y)),
+    }
+
+
+COMPLEX_CASES = [
+    Case("complex-arrays", _complex_arrays,
+         (rand((3, 4), layout="T", dtype=complex), rand((4,), layout="strided", dtype=complex),
+          rand((3, 3), dtype=complex) + 3 * np.eye(3), rand((3, 4))), diff=(0, 1, 2, 3),
+         rtol=1e-10, atol=1e-12),
+    Case("fft", _fft, (rand((3, 4), layout="T", dtype=complex), rand((4, 6), layout="strided"),
+                       rand((5,), layout="rev")), diff=(0, 1, 2), rtol=1e-10, atol=1e-12),
+]
+
 ARRAY_CASES = (ELEMENTWISE_ARRAY_CASES + [MIXED_DTYPES] + REDUCTION_CASES + [INT_BOOL_REDUCTIONS]
                + SHAPE_CASES + INDEXING_CASES + CONTRACT_CASES + LINALG_CASES + MISC_CASES
-               + CONTROL_CASES)
+               + CONTROL_CASES + COMPLEX_CASES)

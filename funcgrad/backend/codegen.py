@@ -24,31 +24,11 @@ from ..ir import Lit, Program, Var, _Printer, sub_programs
 from . import split
 from .fusion import (INDEX_MAPS, REDUCTIONS, literal_broadcasts, materialized, packs,
                      partition, scatter_plan, slice_positions, use_counts, first_writes)
-from .lowerings import lowering, numba_type, printable
+from .lowerings import dtype_text, literal, lowering, numba_type, printable
 from .scalar_code import (FAST_MATH, fast_math_template, reduction_start, scalar_template,
                           vecmath_calls)
 
 RESERVED = set(keyword.kwlist) | {"np", "numba", "math", "range", "len", "min", "max", "abs"}
-
-
-def dtype_text(dt):
-    dt = np.dtype(dt)
-    return "np.bool_" if dt == np.bool_ else f"np.{dt.name}"
-
-
-def literal(value, dtype):
-    """Source text of a scalar constant with an exact dtype."""
-    dt = np.dtype(dtype)
-    v = np.asarray(value, dtype=dt).item()
-    if dt == np.bool_:
-        return "True" if v else "False"
-    if dt.kind == "c":
-        return f"{dtype_text(dt)}(complex({literal(v.real, 'f8')}, {literal(v.imag, 'f8')}))"
-    if dt.kind == "f":
-        text = "np.inf" if v == np.inf else "-np.inf" if v == -np.inf else "np.nan" if v != v \
-            else repr(float(v))
-        return text if dt == np.float64 else f"{dtype_text(dt)}({text})"
-    return f"{dtype_text(dt)}({int(v)})"
 
 
 def _fmt(v):

@@ -15,8 +15,7 @@ import numpy as np
 
 from ..ir import Lit, Var
 from ..ir import split_list as _split
-from .codegen import dtype_text
-from .lowerings import LOWERINGS, Lowering, lowering
+from .lowerings import LOWERINGS, Lowering, dtype_text, lowering
 
 TAPE_START = 16     # initial tape capacity in steps; doubles when full
 POLL_EVERY = 1024   # steps between Ctrl-C checks in loops whose body is scalar code

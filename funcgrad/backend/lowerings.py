@@ -18,6 +18,8 @@ primitive name (`LOWERINGS`, read through `lowering(prim)`). An entry may give
 """
 from __future__ import annotations
 
+import importlib.util
+
 import numpy as np
 
 _NUMBA_SCALAR = {"bool": "boolean"}
@@ -35,9 +37,24 @@ def _tuple(xs):
     return "(" + "".join(f"{int(x)}, " for x in xs) + ")"
 
 
-def _dt(dtype):
+def dtype_text(dtype):
     dtype = np.dtype(dtype)
     return "np.bool_" if dtype == np.bool_ else f"np.{dtype.name}"
+
+
+def literal(value, dtype):
+    """Source text of a scalar constant with an exact dtype."""
+    dt = np.dtype(dtype)
+    v = np.asarray(value, dtype=dt).item()
+    if dt == np.bool_:
+        return "True" if v else "False"
+    if dt.kind == "c":
+        return f"{dtype_text(dt)}(complex({literal(v.real, 'f8')}, {literal(v.imag, 'f8')}))"
+    if dt.kind == "f":
+        text = "np.inf" if v == np.inf else "-np.inf" if v == -np.inf else "np.nan" if v != v \
+            else repr(float(v))
+        return text if dt == np.float64 else f"{dtype_text(dt)}({text})"
+    return f"{dtype_text(dt)}({int(v)})"
 
 
 def _reshape(outs, ins, e):
@@ -134,7 +151,7 @@ def _gather_advanced(outs, ins, e):
         return lines + [f"{o} = {x}[{', '.join(pos)}]"]
     if not bshape:                              # 0-d index arrays: one sub-array
         return lines + [f"{o} = np.ascontiguousarray({x}[{', '.join(pos)}])"]
-    lines.insert(0, f"{o} = np.empty({_tuple(out.shape)}, {_dt(out.dtype)})")
+    lines.insert(0, f"{o} = np.empty({_tuple(out.shape)}, {dtype_text(out.dtype)})")
     lines.append(pad + f"{o}[{', '.join(b) or '...'}] = {x}[{', '.join(pos)}]")
     return lines
 
@@ -194,7 +211,7 @@ def _permuted(dst, src, shape, perm, dtype):
     out_shape = [shape[p] for p in perm]
     loops, pad, idx = _loops([f"{dst}_{k}" for k in range(len(perm))], out_shape)
     src_idx = [idx[perm.index(d)] for d in range(len(perm))]
-    return ([f"{dst} = np.empty({_tuple(out_shape)}, {_dt(dtype)})"] + loops
+    return ([f"{dst} = np.empty({_tuple(out_shape)}, {dtype_text(dtype)})"] + loops
             + [pad + f"{dst}[{', '.join(idx)}] = {src}[{', '.join(src_idx)}]"])
 
 
@@ -221,7 +238,7 @@ def _contract(outs, ins, e):
     else:
         lines += [f"{o}_a3 = {o}_a.reshape({_tuple((B, M, K))})",
                   f"{o}_b3 = {o}_b.reshape({_tuple((B, K, N))})",
-                  f"{o}_m = np.empty({_tuple((B, M, N))}, {_dt(out.dtype)})",
+                  f"{o}_m = np.empty({_tuple((B, M, N))}, {dtype_text(out.dtype)})",
                   f"for {o}_k in range({B}):",
                   f"    {o}_m[{o}_k] = np.dot({o}_a3[{o}_k], {o}_b3[{o}_k])"]
     if not so:
@@ -248,15 +265,15 @@ def _cumulative(outs, ins, e):
     idx = [f"{o}_i{d}" for d in range(a.ndim)]
     for d, i in zip(outer, index):
         idx[d] = i
-    lines = [f"{o} = np.empty({_tuple(a.shape)}, {_dt(a.dtype)})"] + loops
+    lines = [f"{o} = np.empty({_tuple(a.shape)}, {dtype_text(a.dtype)})"] + loops
     run, inner, (idx[axis],) = _loops([idx[axis]], [a.shape[axis]])
     run, inner = [pad + line for line in run], pad + inner
     at = ", ".join(idx)
     if op == "+" and a.dtype.kind == "f":      # compensated, as the fused sums (codegen.py)
         return lines + [pad + f"{o}_acc = 0.0; {o}_c = 0.0"] + run + [
             inner + f"{o}_acc, {o}_c = _vm.add_compensated({o}_acc, {o}_c, np.float64({x}[{at}]))",
-            inner + f"{o}[{at}] = {_dt(a.dtype)}(_vm.compensated({o}_acc, {o}_c))"]
-    return lines + [pad + f"{o}_acc = {_dt(a.dtype)}({init})"] + run + [
+            inner + f"{o}[{at}] = {dtype_text(a.dtype)}(_vm.compensated({o}_acc, {o}_c))"]
+    return lines + [pad + f"{o}_acc = {dtype_text(a.dtype)}({init})"] + run + [
         inner + f"{o}_acc = {o}_acc {op} {x}[{at}]",
         inner + f"{o}[{at}] = {o}_acc"]
 
@@ -286,6 +303,21 @@ def _solve(outs, ins, e):
         return None
     (o,), (x, y) = outs, ins
     return [f"{o} = np.linalg.solve(np.ascontiguousarray({x}), np.ascontiguousarray({y}))"]
+
+
+_ROCKET_FFT = importlib.util.find_spec("rocket_fft") is not None
+_FFT_NORMS = ("backward", "ortho", "forward")
+
+
+def _fft(outs, ins, e):
+    """One-axis FFT through rocket-fft's Numba overloads of np.fft (a port of pocketfft, the
+    library NumPy calls: the same results); without rocket-fft, NumPy's in object mode."""
+    p, a = e.params, e.inputs[0].aval
+    if not _ROCKET_FFT or a.dtype.name not in ("float32", "float64", "complex64", "complex128") \
+            or p["norm"] not in _FFT_NORMS:
+        return None
+    (o,), (x,) = outs, ins
+    return [f"{o} = np.fft.{p['kind']}({x}, {int(p['n'])}, {int(p['axis'])}, {p['norm']!r})"]
 
 
 class Lowering:
@@ -325,6 +357,7 @@ LOWERINGS = {
     "cumprod": Lowering(statement=_cumulative),
     "argsort": Lowering(statement=_argsort),
     "solve": Lowering(statement=_solve, fresh=True),
+    "fft": Lowering(statement=_fft, fresh=True),
     "custom_vjp_call": Lowering(renames=True),
     "remat_barrier": Lowering(renames=True),
     "reshape": Lowering(statement=_reshape),

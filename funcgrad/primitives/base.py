@@ -25,6 +25,7 @@ from ..ir import Aval, Primitive, Traced, aval_of, bind
 REGISTRY: dict[str, Primitive] = {}
 NAMESPACE: dict[str, object] = {}   # funcgrad.numpy.<name>
 LINALG: dict[str, object] = {}      # funcgrad.numpy.linalg.<name>
+FFT: dict[str, object] = {}         # funcgrad.numpy.fft.<name>
 # (module, name) -> the funcgrad function that another library's ufunc reaching a traced value
 # calls instead (filled by the libraries: fg.scipy.special registers scipy.special's)
 FOREIGN_UFUNCS: dict[tuple, object] = {}
@@ -127,10 +128,11 @@ def _accept_sequences(fn):
     return wrapper
 
 
-def export(*names, linalg=False):
-    """Decorator: publish a function as funcgrad.numpy.<name> (or funcgrad.numpy.linalg.<name>)."""
+def export(*names, linalg=False, fft=False):
+    """Decorator: publish a function as funcgrad.numpy.<name> (or funcgrad.numpy.linalg.<name>,
+    funcgrad.numpy.fft.<name>)."""
     def deco(fn):
-        table = LINALG if linalg else NAMESPACE
+        table = LINALG if linalg else FFT if fft else NAMESPACE
         for n in names or (fn.__name__.rstrip("_"),):
             table[n] = fn if n in SEQUENCE_ARGS or n.startswith("_") else _accept_sequences(fn)
         return fn
