@@ -214,17 +214,32 @@ def _reverse_blocks(g, sel, has_aux, in_avals):
     return out, aux, plan.main_tree, blocks
 
 
-def _jacobian(f, argnums, has_aux, forward):
+def _check_complex(f, avals, holomorphic, what, mode):
+    """Complex values in a Jacobian: only holomorphic functions have a complex one."""
+    name = f"{mode}(holomorphic=True)" if holomorphic else mode
+    for a in avals:
+        if holomorphic and a.dtype.kind != "c":
+            raise TypeError(f"{name} of {fn_name(f)}: its {what} must be complex, got "
+                            f"{a.dtype.name}; leave holomorphic out for real functions")
+        if not holomorphic and a.dtype.kind == "c":
+            raise TypeError(
+                f"{mode} of {fn_name(f)}: an {what} is complex ({a.dtype.name}), and a "
+                "non-holomorphic function has no complex Jacobian. Pass holomorphic=True if "
+                f"{fn_name(f)} is holomorphic (f'(z)); otherwise use fg.vjp / fg.jvp directly, "
+                "fg.grad for a real loss, or the real and imaginary parts as real arrays.")
+
+
+def _jacobian(f, argnums, has_aux, forward, holomorphic=False):
     """The Jacobian function, interpreted at first and compiled once hot (funcgrad.tiering)."""
-    jac = _jacobian_interpreted(f, argnums, has_aux, forward)
+    jac = _jacobian_interpreted(f, argnums, has_aux, forward, holomorphic)
 
     def make_jit():
         return jit(jac)
-    kind = ("jacfwd" if forward else "jacrev", repr(argnums), has_aux)
+    kind = ("jacfwd" if forward else "jacrev", repr(argnums), has_aux, holomorphic)
     return functools.wraps(f, updated=())(tiered(f, kind, make_jit, jac))
 
 
-def _jacobian_interpreted(f, argnums, has_aux, forward):
+def _jacobian_interpreted(f, argnums, has_aux, forward, holomorphic=False):
     @functools.wraps(f, updated=())
     def jac(*args, **kwargs):
         nums, single = argnums_tuple(argnums, len(args), f)
@@ -232,6 +247,8 @@ def _jacobian_interpreted(f, argnums, has_aux, forward):
         sel = [args[i] for i in nums]
         sel_leaves, sel_tree = tree_flatten(tuple(sel))
         in_avals = _avals(sel_leaves)
+        mode = "jacfwd" if forward else "jacrev"
+        _check_complex(f, [a for a in in_avals if a.is_float], holomorphic, "input", mode)
         if forward:
             lin = _Linearized(g, sel, has_aux)
             out, aux = lin.out(), (lin.aux() if has_aux else None)
@@ -239,51 +256,54 @@ def _jacobian_interpreted(f, argnums, has_aux, forward):
             blocks = lin.jacobian_blocks(in_avals)
         else:
             out, aux, out_tree, blocks = _reverse_blocks(g, sel, has_aux, in_avals)
+            _check_complex(f, _avals(tree_flatten(out)[0]), holomorphic, "output", mode)
         per_out = [tree_unflatten(sel_tree, row) for row in blocks]
         result = tree_unflatten(out_tree, [r[0] if single else r for r in per_out])
         return (result, aux) if has_aux else result
     return jac
 
 
-def jacrev(f, argnums=0, has_aux=False):
+def jacrev(f, argnums=0, has_aux=False, holomorphic=False):
     """Jacobian by reverse mode (the backward pass batched over every output element): best
     for few outputs.
     Each output leaf of shape S_o gets, per differentiated argument leaf of shape S_a, an
-    array of shape S_o + S_a.
+    array of shape S_o + S_a. Complex inputs or outputs need holomorphic=True (the Jacobian
+    of f'(z)); see docs/conventions.md.
 
         >>> fg.jacrev(lambda x: fnp.sin(x) * x)(np.ones(3)).shape
         (3, 3)
     """
-    j = _jacobian(f, argnums, has_aux, forward=False)
+    j = _jacobian(f, argnums, has_aux, forward=False, holomorphic=holomorphic)
     j.__name__ = f"jacrev_of_{fn_name(f)}"
     return j
 
 
-def jacfwd(f, argnums=0, has_aux=False):
+def jacfwd(f, argnums=0, has_aux=False, holomorphic=False):
     """Jacobian by forward mode (the tangent pass batched over every input element): best for
-    few inputs.
+    few inputs. Complex inputs need holomorphic=True; a real input may have complex outputs.
 
         >>> fg.jacfwd(lambda x: fnp.sin(x) * x)(np.ones(3)).shape
         (3, 3)
     """
-    j = _jacobian(f, argnums, has_aux, forward=True)
+    j = _jacobian(f, argnums, has_aux, forward=True, holomorphic=holomorphic)
     j.__name__ = f"jacfwd_of_{fn_name(f)}"
     return j
 
 
-def hessian(f, argnums=0):
+def hessian(f, argnums=0, holomorphic=False):
     """Hessian of a scalar function, forward-over-reverse (jacfwd of jacrev); interpreted at
     first, compiled once hot (funcgrad.tiering).
 
         >>> fg.hessian(lambda x: fnp.sum(x ** 3))(np.ones(2))
         array([[6., 0.], [0., 6.]])
     """
-    interpreted = _jacobian_interpreted(_jacobian_interpreted(f, argnums, False, False),
-                                        argnums, False, True)
+    interpreted = _jacobian_interpreted(
+        _jacobian_interpreted(f, argnums, False, False, holomorphic), argnums, False, True,
+        holomorphic)
 
     def make_jit():
         return jit(interpreted)
-    h = functools.wraps(f, updated=())(tiered(f, ("hessian", repr(argnums)), make_jit,
+    h = functools.wraps(f, updated=())(tiered(f, ("hessian", repr(argnums), holomorphic), make_jit,
                                                interpreted))
     h.__name__ = f"hessian_of_{fn_name(f)}"
     return h

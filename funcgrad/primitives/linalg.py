@@ -37,9 +37,9 @@ import numpy as np
 from .._errors import UnsupportedDtypeError, user_frame, where as where_
 from ..ir import Aval, Traced, aval_of
 from .base import (all_batched, broadcast_shapes, broadcast_to, convert, define, export,
-                   numpy_fallback, operands_batch, reshape, transpose)
+                   numpy_fallback, operands_batch, reduce_sum, reshape, transpose)
 from .contract import matmul
-from .elementwise import where
+from .elementwise import conjugate, where
 from .indexing import getitem
 from .shape import expand_dims
 
@@ -47,6 +47,7 @@ STACKED = operands_batch()      # batch rule: NumPy's linalg already maps over l
 
 LinAlgError = np.linalg.LinAlgError
 EighResult = namedtuple("EighResult", ["eigenvalues", "eigenvectors"])
+EigResult = namedtuple("EigResult", ["eigenvalues", "eigenvectors"])
 SlogdetResult = namedtuple("SlogdetResult", ["sign", "logabsdet"])
 SVDResult = namedtuple("SVDResult", ["U", "S", "Vh"])
 
@@ -467,3 +468,52 @@ def pinv(a, rcond=None, hermitian=False, *, rtol=_NOVALUE):
                                   "values; pass a number")
     kw = tuple((k, None if v is None else float(v)) for k, v in kw.items())
     return pinv_p.bind(_square(a, square=False), kw=kw, hermitian=bool(hermitian))
+
+
+# ---- eig, eigvals (general matrices: complex results) ------------------------------------------
+
+def _eig_impl(a):
+    w, v = np.linalg.eig(a)
+    dt = np.result_type(a.dtype, np.complex64)
+    return np.asarray(w, dt), np.asarray(v, dt)
+
+
+def _eig_vjp(cts, a, *, out):
+    # dA = V^-T (diag(ct_w) + F * (V^T ct_v)) V^T, F_ij = 1 / (w_j - w_i) (Magnus 1985); the
+    # eigenvectors are unit vectors (NumPy's normalization): ct_v loses the component whose
+    # transpose is the normalization's, v Re(v^H dv). Their phase is LAPACK's choice, so only
+    # phase-invariant functions of them have meaningful derivatives.
+    (ct_w, ct_v), (w, v) = cts, out
+    inner = None if ct_w is None else _diag_embed(ct_w)
+    if ct_v is not None:
+        along = convert(reduce_sum(ct_v * v, (aval_of(v).ndim - 2,)), _real(aval_of(v).dtype))
+        ct_v = ct_v - conjugate(v) * expand_dims(along, -2)
+        inner = _add(inner, _inv_diff(w) * matmul(_mT(v), ct_v))
+    g = matmul(solve_p.bind(_mT(v), inner), _mT(v))
+    return (convert(g, aval_of(a).dtype),)          # a real matrix: the real part
+
+
+eig_p = define("eig", batch=STACKED, impl=_eig_impl, multiple_results=True, vjp=_eig_vjp,
+               abstract=lambda a: (Aval(a.shape[:-1], np.result_type(a.dtype, np.complex64)),
+                                   Aval(a.shape, np.result_type(a.dtype, np.complex64))))
+
+
+@_public
+def eig(a):
+    """np.linalg.eig -> (eigenvalues, unit eigenvectors as columns), always complex for traced
+    values (NumPy returns real arrays when every eigenvalue happens to be real; a traced
+    result's dtype cannot depend on values). Differentiable where the eigenvalues are
+    distinct; eigenvector derivatives are meaningful for phase-invariant functions only.
+
+        >>> w, V = fnp.linalg.eig(A)
+    """
+    return EigResult(*eig_p.bind(_square(a)))
+
+
+@_public
+def eigvals(a):
+    """np.linalg.eigvals: eig's eigenvalues (complex for traced values); d w_i = (V^-1 dA V)_ii.
+
+        >>> fnp.linalg.eigvals(A)
+    """
+    return eig_p.bind(_square(a))[0]
