@@ -408,9 +408,16 @@ class Tracer(Traced):
             a, b = (NAMESPACE["asarray"](v) for v in inputs)      # a[..., None, ...] op b
             a = NAMESPACE["reshape"](a, a.shape + (1,) * b.ndim)
             return NAMESPACE[ufunc.__name__](a, b, **kwargs)
+        elif method == "at":
+            raise MutationError(f"np.{ufunc.__name__}.at(a, indices, ...) writes into `a` in "
+                                f"place{where(user_frame())}; traced arrays are immutable. Use "
+                                "a.at[indices].add(b) (or .multiply, .min, .max, .set), which "
+                                "returns the updated array.")
         else:
             name = _UFUNC_METHODS.get((method, ufunc.__name__))
             kwargs.setdefault("axis", 0)          # ufunc.reduce/accumulate default to axis 0
+            if name is None and method in ("reduce", "accumulate") and ufunc.__name__ in NAMESPACE:
+                return NAMESPACE[f"_ufunc_{method}"](ufunc, *inputs, **kwargs)
         if getattr(np, ufunc.__name__, None) is not ufunc:    # another library's ufunc
             fn = FOREIGN_UFUNCS.get((_ufunc_module(ufunc), ufunc.__name__))
             if fn is None or method != "__call__":

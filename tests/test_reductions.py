@@ -173,3 +173,43 @@ def test_mean_where_gradient_closed_form():
     np.testing.assert_allclose(fg.grad(lambda x: fnp.mean(x, where=mask))(x), mask / 3.0)
     with pytest.raises(ValueError, match="initial"):
         fg.grad(lambda x: fnp.max(x, where=mask))(x)
+
+
+# ---- ufunc.reduce / ufunc.accumulate of any binary ufunc -----------------------------------------
+
+UFUNC_METHOD_CASES = {
+    "maximum.accumulate": lambda x: np.maximum.accumulate(x, axis=1),
+    "logaddexp.reduce": lambda x: np.logaddexp.reduce(x),
+    "logaddexp.accumulate": lambda x: np.logaddexp.accumulate(x, axis=-1),
+    "hypot.reduce(keepdims)": lambda x: np.hypot.reduce(x, axis=1, keepdims=True),
+    "maximum.reduce(initial)": lambda x: np.maximum.reduce(x, axis=0, initial=0.5),
+    "subtract.reduce": lambda x: np.subtract.reduce(x, axis=1),
+    "subtract.accumulate": lambda x: np.subtract.accumulate(x),
+    "divide.reduce": lambda x: np.divide.reduce(x + 3.0, axis=1),
+    "power.accumulate": lambda x: np.power.accumulate(np.abs(x) + 0.5, axis=1),
+}
+
+
+@pytest.mark.parametrize("name", sorted(UFUNC_METHOD_CASES))
+def test_ufunc_reduce_and_accumulate_on_traced_values(name):
+    """Associative ufuncs combine pairwise, the others fold from the left as NumPy does;
+    values and shapes as NumPy's, derivatives to second order, compiled equal to interpreted."""
+    f = UFUNC_METHOD_CASES[name]
+    x = rand((3, 5), seed=4)
+    want = f(x)
+    got = evaluate(f, x)
+    assert np.shape(got) == np.shape(want)
+    np.testing.assert_allclose(got, want, rtol=1e-13)
+    check_grads(f, (x,), order=2)
+    np.testing.assert_allclose(fg.jit(f)(x), got, rtol=1e-13)
+
+
+def test_ufunc_methods_edge_cases():
+    empty = np.zeros((0, 2))
+    np.testing.assert_array_equal(fg.jit(lambda x: np.add.reduce(x * 1.0, axis=0))(empty), [0.0, 0.0])
+    with pytest.raises(ValueError, match="has no identity"):
+        fg.jit(lambda x: np.subtract.reduce(x, axis=0))(empty)
+    with pytest.raises(fg.UnsupportedFunctionError, match="fg.scan"):
+        fg.jit(lambda x: np.subtract.reduce(x))(np.ones(300))
+    with pytest.raises(fg.MutationError, match=r"a.at\[indices\].add"):
+        fg.jit(lambda x: np.add.at(x, [0], 1.0))(np.ones(3))
