@@ -574,6 +574,7 @@ def _complex_arrays(z, w, a, x):
         "slogdet": sign * logdet, "inv": L.inv(a), "var": fnp.var(z, axis=1),
         "norm": L.norm(z), "vdot": fnp.vdot(w, z[1]),
         "scan": fg.scan(lambda c, v: (c * v + 1.0, c), 0.5 + 0j, w)[1],
+        "eig": L.eigvals(a), "|eigenvectors|^2": fnp.abs(L.eig(a)[1]) ** 2,
     }
 
 
