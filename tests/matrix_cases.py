@@ -410,6 +410,7 @@ def _indexing_edge(x0, e, v3, x3):
     """x0: 0-d, e: (0, 3), v3: (3,), x3: (2, 3, 4) transposed."""
     return {
         "0d[()]": x0[()] * 1.0, "0d.at[()].set": x0.at[()].set(v3[0]), "e[:,1]": e[:, 1],
+        "0d[...,None,None]": x0[..., None, None], "0d.at[None].add": x0.at[None].add(v3[:1]),
         "e.at[:,0].add": e.at[:, 0].add(1.0), "v3.at[[]].add": v3.at[np.array([], int)].add(1.0),
         "x3[:,[2,0],1:]": x3[:, [2, 0], 1:], "x3[[1,0],:,[3,3]]": x3[[1, 0], :, [3, 3]],
         "x3.at[:,1,::2].add": x3.at[:, 1, ::2].add(v3[:2, None]),
@@ -575,6 +576,8 @@ def _complex_arrays(z, w, a, x):
         "norm": L.norm(z), "vdot": fnp.vdot(w, z[1]),
         "scan": fg.scan(lambda c, v: (c * v + 1.0, c), 0.5 + 0j, w)[1],
         "eig": L.eigvals(a), "|eigenvectors|^2": fnp.abs(L.eig(a)[1]) ** 2,
+        "eigvalsh(hermitian)": L.eigvalsh(a @ fnp.conj(a.T) + 3.0),
+        "cholesky(hermitian)": L.cholesky(a @ fnp.conj(a.T) + 3 * np.eye(3)),
     }
 
 

@@ -134,12 +134,18 @@ def _tril_half(n, dtype):
     return (np.tril(np.ones((n, n))) - 0.5 * np.eye(n)).astype(dtype)
 
 
+def _conj(x):
+    return conjugate(x) if aval_of(x).dtype.kind == "c" else x
+
+
 def _fold(s, uplo):
-    """Gradient S along symmetric perturbations -> gradient w.r.t. the triangle NumPy reads."""
+    """Gradient S along symmetric (Hermitian) perturbations -> gradient w.r.t. the triangle
+    NumPy reads: S_ij + conj(S_ji) below (above) the diagonal, Re S_ii on it (LAPACK ignores
+    the imaginary part of a Hermitian matrix's diagonal)."""
     if uplo is None:
         return s
-    w = _tril_half(aval_of(s).shape[-1], aval_of(s).dtype)
-    return (s + _mT(s)) * (w if uplo == "L" else w.T)
+    w = _tril_half(aval_of(s).shape[-1], _real(aval_of(s).dtype))
+    return (s + _conj(_mT(s))) * (w if uplo == "L" else w.T)
 
 
 def _add(x, y):
@@ -285,17 +291,18 @@ def slogdet(a):
 
 def _cholesky_vjp(ct, a, *, out, upper):
     # Murray (2016): A = L L^T  =>  S = L^-T Phi(L^T Lbar) L^-1, Phi = tril with half diagonal
-    lo, lbar = (_mT(out), _mT(ct)) if upper else (out, ct)
-    phi = matmul(_mT(lo), lbar) * _tril_half(aval_of(a).shape[-1], aval_of(a).dtype)
+    # complex A = L L^H: S = L^-T Phi(L^T Lbar) conj(L)^-1; upper: L = U^H, Lbar = conj(Ubar^T)
+    lo, lbar = (_conj(_mT(out)), _conj(_mT(ct))) if upper else (out, ct)
+    phi = matmul(_mT(lo), lbar) * _tril_half(aval_of(a).shape[-1], _real(aval_of(a).dtype))
     x = solve_p.bind(_mT(lo), phi)                    # X = L^-T Phi
-    s = _mT(solve_p.bind(_mT(lo), _mT(x)))            # X L^-1 = (L^-T X^T)^T
+    s = _mT(solve_p.bind(_conj(_mT(lo)), _mT(x)))     # X conj(L)^-1 = (conj(L)^-T X^T)^T
     return (_fold(s, "U" if upper else "L"),)
 
 
 cholesky_p = define("cholesky", batch=STACKED,
                     impl=lambda a, *, upper: np.asarray(
                         np.linalg.cholesky(a, upper=True) if upper else np.linalg.cholesky(a)),
-                    abstract=lambda a, *, upper: a, vjp=_real_only("cholesky", _cholesky_vjp))
+                    abstract=lambda a, *, upper: a, vjp=_cholesky_vjp)
 
 
 @_public
@@ -319,12 +326,12 @@ def _eigh_vjp(cts, a, *, out, UPLO):
     inner = None if ct_v is None else _inv_diff(w) * matmul(_mT(v), ct_v)
     if ct_w is not None:
         inner = _add(inner, _diag_embed(ct_w))
-    return (_fold(matmul(matmul(v, inner), _mT(v)), UPLO),)
+    return (_fold(matmul(matmul(_conj(v), inner), _mT(v)), UPLO),)      # complex: conj(V) . V^T
 
 
 eigh_p = define("eigh", batch=STACKED, impl=lambda a, *, UPLO: tuple(np.linalg.eigh(a, UPLO=UPLO)),
                 abstract=lambda a, *, UPLO: (Aval(a.shape[:-1], _real(a.dtype)), a),
-                vjp=_real_only("eigh", _eigh_vjp), multiple_results=True)
+                vjp=_eigh_vjp, multiple_results=True)
 
 
 @_public
@@ -339,12 +346,12 @@ def eigh(a, UPLO="L"):
 
 def _eigvalsh_vjp(ct, a, *, out, UPLO):
     v = eigh_p.bind(a, UPLO=UPLO)[1]      # d w_i = v_i^T dA v_i
-    return (_fold(matmul(_cols(v, ct), _mT(v)), UPLO),)
+    return (_fold(matmul(_cols(_conj(v), ct), _mT(v)), UPLO),)
 
 
 eigvalsh_p = define("eigvalsh", batch=STACKED, impl=lambda a, *, UPLO: np.linalg.eigvalsh(a, UPLO=UPLO),
                     abstract=lambda a, *, UPLO: Aval(a.shape[:-1], _real(a.dtype)),
-                    vjp=_real_only("eigvalsh", _eigvalsh_vjp))
+                    vjp=_eigvalsh_vjp)
 
 
 @_public
@@ -409,13 +416,14 @@ svd_p = define("svd", batch=STACKED, impl=lambda a, *, full_matrices, hermitian:
 
 def _svdvals_vjp(ct, a, *, out, hermitian):
     u, _, vh = svd_p.bind(a, full_matrices=False, hermitian=hermitian)   # d s_i = u_i^T dA v_i
-    return (_fold(matmul(_cols(u, ct), vh), "L" if hermitian else None),)
+    # d s_i = Re(u_i^H dA v_i): conj(U) diag(ct) V^T, V^T = conj(Vh)
+    return (_fold(_conj(matmul(_cols(u, ct), vh)), "L" if hermitian else None),)
 
 
 svdvals_p = define("svdvals", batch=STACKED, impl=lambda a, *, hermitian: np.asarray(
     np.linalg.svd(a, compute_uv=False, hermitian=hermitian)),
     abstract=lambda a, *, hermitian: Aval(a.shape[:-2] + (min(a.shape[-2:]),), _real(a.dtype)),
-    vjp=_real_only("svdvals", _svdvals_vjp))
+    vjp=_svdvals_vjp)
 
 
 @_public
