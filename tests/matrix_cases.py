@@ -578,6 +578,8 @@ def _complex_arrays(z, w, a, x):
         "eig": L.eigvals(a), "|eigenvectors|^2": fnp.abs(L.eig(a)[1]) ** 2,
         "eigvalsh(hermitian)": L.eigvalsh(a @ fnp.conj(a.T) + 3.0),
         "cholesky(hermitian)": L.cholesky(a @ fnp.conj(a.T) + 3 * np.eye(3)),
+        "svd: |U|^2 + S": fnp.abs(L.svd(z)[0]) ** 2 + L.svd(z, compute_uv=False)[:, None],
+        "pinv": L.pinv(z),
     }
 
 

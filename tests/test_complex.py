@@ -122,7 +122,8 @@ def test_eig():
 
 
 @pytest.mark.parametrize("name", ["eigvalsh", "eigvalsh(U)", "eigh", "cholesky",
-                                  "cholesky(upper)", "svdvals"])
+                                  "cholesky(upper)", "svdvals", "svd(tall)", "svd(wide, full)",
+                                  "pinv", "lstsq"])
 def test_hermitian_and_singular_value_derivatives(name):
     """Hermitian matrices: NumPy reads one triangle (and the real part of the diagonal), so
     the gradient lives there; the directions of check_grads perturb every entry."""
@@ -131,22 +132,32 @@ def test_hermitian_and_singular_value_derivatives(name):
     f = {"eigvalsh": L.eigvalsh, "eigvalsh(U)": lambda h: L.eigvalsh(h, UPLO="U"),
          "eigh": lambda h: L.eigh(h)[0] + fnp.sum(fnp.abs(L.eigh(h)[1]) ** 2 * h.real, axis=0),
          "cholesky": L.cholesky, "cholesky(upper)": lambda h: L.cholesky(h, upper=True),
-         "svdvals": L.svdvals}[name]
-    arg = A if name == "svdvals" else H
-    check_grads(f, (arg,), order=1 if name == "svdvals" else 2)
+         "svdvals": L.svdvals,
+         # functions invariant to the phase of each singular pair (u_i, v_i)
+         "svd(tall)": lambda a: fnp.abs(L.svd(a, full_matrices=False)[0]) ** 2
+         + L.svd(a, full_matrices=False)[1],
+         "svd(wide, full)": lambda a: fnp.abs(L.svd(a.T)[2]) ** 2,
+         "pinv": L.pinv, "lstsq": lambda a: L.lstsq(a, Z)[0] + L.lstsq(a, Z)[1]}[name]
+    tall = R.standard_normal((4, 3)) + 1j * R.standard_normal((4, 3))
+    arg = {"svdvals": A, "svd(tall)": tall, "svd(wide, full)": tall, "pinv": tall,
+           "lstsq": tall}.get(name, H)
+    check_grads(f, (arg,), order=2)
     if name == "eigvalsh":     # the trace: gradient I on the diagonal, 0 elsewhere
         np.testing.assert_allclose(fg.grad(lambda h: fnp.sum(L.eigvalsh(h)))(H), np.eye(3),
                                    atol=1e-12)
 
 
-def test_complex_matrices_without_a_complex_rule_are_refused():
+def test_complex_qr_is_refused_and_values_are_numpys():
     H = A @ A.conj().T + 3 * np.eye(3)
     w = fg.jit(fnp.linalg.eigvalsh)(H)        # values (real eigenvalues) as NumPy's
     assert w.dtype == np.float64
     np.testing.assert_allclose(w, np.linalg.eigvalsh(H), rtol=1e-12)
-    for f in (lambda a: fnp.abs(fnp.linalg.svd(a)[0][0, 0]), lambda a: fnp.sum(fnp.abs(fnp.linalg.pinv(a)))):
-        with pytest.raises(fg.UnsupportedDtypeError, match="complex matrix is not implemented"):
-            fg.grad(f)(A)
+    tall = R.standard_normal((4, 3)) + 1j * R.standard_normal((4, 3))
+    x, res, rank, s = fg.jit(lambda a: fnp.linalg.lstsq(a, Z))(tall)
+    want = np.linalg.lstsq(tall, Z)
+    assert res.dtype == want[1].dtype == np.float64
+    np.testing.assert_allclose(x, want[0], rtol=1e-12)
+    np.testing.assert_allclose(res, want[1], rtol=1e-12)
     with pytest.raises(fg.UnsupportedDtypeError, match="qr of a complex traced matrix"):
         fg.jit(fnp.linalg.qr)(H)
 

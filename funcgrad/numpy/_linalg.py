@@ -157,7 +157,6 @@ def lstsq(a, b, rcond=None):
         >>> x, residuals, rank, s = fnp.linalg.lstsq(A, b)
     """
     a, b = _as_float(a, b)
-    _real_matrix("lstsq", a)
     if aval_of(a).ndim != 2 or aval_of(b).ndim not in (1, 2):
         raise LinAlgError(f"lstsq: a must be a matrix and b a vector or matrix, got "
                           f"{aval_of(a)} and {aval_of(b)}")
@@ -171,10 +170,10 @@ def lstsq(a, b, rcond=None):
     rank = int(_sum(convert(s > cutoff * _max(s), np.int64)))
     if rank == n < m:
         r = matmul(a, x) - b
-        residuals = _sum(r * r, axis=0)
+        residuals = _sum(abs2(r), axis=0)
         residuals = reshape(residuals, (1,)) if aval_of(b).ndim == 1 else residuals
     else:
-        residuals = np.zeros((0,), aval_of(x).dtype)
+        residuals = np.zeros((0,), real_dtype(aval_of(x).dtype))
     return x, residuals, np.int32(rank), s
 
 

@@ -34,7 +34,6 @@ from collections import namedtuple
 
 import numpy as np
 
-from .._errors import UnsupportedDtypeError, user_frame, where as where_
 from ..ir import Aval, Traced, aval_of
 from .base import (all_batched, broadcast_shapes, broadcast_to, convert, define, export,
                    numpy_fallback, operands_batch, reduce_sum, reshape, transpose)
@@ -77,22 +76,6 @@ def _as_float(*xs):
 def _real(dtype):
     """The dtype of a complex matrix's eigenvalues or singular values (complex64 -> float32)."""
     return np.empty(0, dtype).real.dtype
-
-
-def _complex_derivative(what, instead):
-    raise UnsupportedDtypeError(
-        f"the derivative of {what} of a complex matrix is not implemented{where_(user_frame())} "
-        f"(the real-matrix rule would be silently wrong). The values are computed; for a "
-        f"derivative use {instead}, or work with the real and imaginary parts.")
-
-
-def _real_only(name, rule):
-    """A vjp rule written for real matrices: for a complex one, a clear error instead."""
-    def vjp(ct, a, **params):
-        if aval_of(a).dtype.kind == "c":
-            _complex_derivative(f"np.linalg.{name}", "fnp.linalg.solve, inv or det")
-        return rule(ct, a, **params)
-    return vjp
 
 
 def _square(a, square=True):
@@ -371,13 +354,17 @@ def _split_basis(q, ct, k):
     qk, qp = getitem(q, (Ellipsis, slice(None, k))), getitem(q, (Ellipsis, slice(k, None)))
     if ct is not None:
         ctk, ctp = getitem(ct, (Ellipsis, slice(None, k))), getitem(ct, (Ellipsis, slice(k, None)))
-        ct = ctk - matmul(qp, matmul(_mT(ctp), qk))
+        ct = ctk - _conj(matmul(qp, matmul(_mT(ctp), qk)))     # complex: dQ_perp = -Q dQ^H Q_perp
     return qk, ct
 
 
 def _svd_vjp(cts, a, *, out, full_matrices, hermitian):
+    # A = U S V^H; the real formulas with conjugates where a transpose meets the conjugated
+    # side (for real A every _conj is the identity). Complex singular vectors carry a phase
+    # each (u_i, v_i -> e^it u_i, e^it v_i): the gauge is fixed by V^H dV having a zero
+    # diagonal, which only phase-invariant functions of U and Vh do not notice.
     (ct_u, ct_s, ct_vh), (u, s, vh) = cts, out
-    v, ct_v = _mT(vh), None if ct_vh is None else _mT(ct_vh)
+    v, ct_v = _conj(_mT(vh)), None if ct_vh is None else _conj(_mT(ct_vh))
     m, n = aval_of(a).shape[-2:]
     k = min(m, n)
     if full_matrices and m > k:
@@ -388,17 +375,21 @@ def _svd_vjp(cts, a, *, out, full_matrices, hermitian):
     inner = None if ct_s is None else _diag_embed(ct_s)
     if ct_u is not None:
         utg = matmul(_mT(u), ct_u)
-        inner = _add(inner, _cols(_inv_diff(s * s) * (utg - _mT(utg)), s))
+        inner = _add(inner, _cols(_inv_diff(s * s) * (utg - _conj(_mT(utg))), s))
+        if aval_of(u).dtype.kind == "c":      # the phase of u_i: i Im(u_i^T ubar_i) / s_i
+            eye = np.eye(k, dtype=bool)
+            diag = reduce_sum(where(eye, utg, 0.0), (aval_of(utg).ndim - 1,))
+            inner = inner + _diag_embed(1j * convert(-1j * diag, aval_of(s).dtype) / s)
     if ct_v is not None:
         vtg = matmul(_mT(v), ct_v)
-        inner = _add(inner, _rows(_inv_diff(s * s) * (vtg - _mT(vtg)), s))
-    g = matmul(matmul(u, inner), _mT(v))
-    if ct_u is not None and m > k:       # (I - U U^T) Ubar S^-1 V^T
+        inner = _add(inner, _rows(_inv_diff(s * s) * (vtg - _conj(_mT(vtg))), s))
+    g = matmul(matmul(_conj(u), inner), _mT(v))
+    if ct_u is not None and m > k:       # (I - conj(U) U^T) Ubar S^-1 V^T
         x = _cols(ct_u, 1.0 / s)
-        g = g + matmul(x - matmul(u, matmul(_mT(u), x)), _mT(v))
-    if ct_v is not None and n > k:       # U S^-1 Vbar^T (I - V V^T)
-        y = _cols(ct_v, 1.0 / s)
-        g = g + matmul(u, _mT(y - matmul(v, matmul(_mT(v), y))))
+        g = g + matmul(x - matmul(_conj(u), matmul(_mT(u), x)), _mT(v))
+    if ct_v is not None and n > k:       # conj(U) ((I - V V^H) conj(Vbar S^-1))^T
+        y = _conj(_cols(ct_v, 1.0 / s))
+        g = g + matmul(_conj(u), _mT(y - matmul(v, matmul(_conj(_mT(v)), y))))
     return (_fold(g, "L" if hermitian else None),)
 
 
@@ -411,7 +402,7 @@ def _svd_abstract(a, *, full_matrices, hermitian):
 
 svd_p = define("svd", batch=STACKED, impl=lambda a, *, full_matrices, hermitian: tuple(
     np.linalg.svd(a, full_matrices=full_matrices, hermitian=hermitian)),
-    abstract=_svd_abstract, vjp=_real_only("svd", _svd_vjp), multiple_results=True)
+    abstract=_svd_abstract, vjp=_svd_vjp, multiple_results=True)
 
 
 def _svdvals_vjp(ct, a, *, out, hermitian):
@@ -449,17 +440,19 @@ def svdvals(x, /):
 
 
 def _pinv_vjp(ct, a, *, out, kw, hermitian):
-    # Golub & Pereyra: dP = -P dA P + P P^T dA^T (I - A P) + (I - P A) dA^T P^T P
+    # Golub & Pereyra: dP = -P dA P + P P^H dA^H (I - A P) + (I - P A) dA^H P^H P; the two
+    # terms in dA^H transpose to conjugates
     p, pt, ctt = out, _mT(out), _mT(ct)
-    g = matmul(ctt - matmul(matmul(a, p), ctt), matmul(p, pt)) - matmul(matmul(pt, ct), pt)
-    g = g + matmul(matmul(pt, p), ctt - matmul(ctt, matmul(p, a)))
+    ph = _conj(pt)
+    g = _conj(matmul(ctt - matmul(matmul(a, p), ctt), matmul(p, ph))) - matmul(matmul(pt, ct), pt)
+    g = g + _conj(matmul(matmul(ph, p), ctt - matmul(ctt, matmul(p, a))))
     return (_fold(g, "L" if hermitian else None),)
 
 
 pinv_p = define("pinv", batch=STACKED, impl=lambda a, *, kw, hermitian: np.asarray(
     np.linalg.pinv(a, hermitian=hermitian, **dict(kw))),
     abstract=lambda a, *, kw, hermitian: Aval(a.shape[:-2] + a.shape[:-3:-1], a.dtype),
-    vjp=_real_only("pinv", _pinv_vjp))
+    vjp=_pinv_vjp)
 _NOVALUE = object()
 
 
