@@ -147,7 +147,7 @@ def test_hermitian_and_singular_value_derivatives(name):
                                    atol=1e-12)
 
 
-def test_complex_qr_is_refused_and_values_are_numpys():
+def test_complex_values_are_numpys_and_qr_differentiates():
     H = A @ A.conj().T + 3 * np.eye(3)
     w = fg.jit(fnp.linalg.eigvalsh)(H)        # values (real eigenvalues) as NumPy's
     assert w.dtype == np.float64
@@ -158,8 +158,13 @@ def test_complex_qr_is_refused_and_values_are_numpys():
     assert res.dtype == want[1].dtype == np.float64
     np.testing.assert_allclose(x, want[0], rtol=1e-12)
     np.testing.assert_allclose(res, want[1], rtol=1e-12)
-    with pytest.raises(fg.UnsupportedDtypeError, match="qr of a complex traced matrix"):
-        fg.jit(fnp.linalg.qr)(H)
+    for shape in ((3, 3), (4, 3), (3, 4)):       # LAPACK's complex reflectors: NumPy's Q and R
+        a = R.standard_normal(shape) + 1j * R.standard_normal(shape)
+        q, r = fg.jit(fnp.linalg.qr)(a)
+        wq, wr = np.linalg.qr(a)
+        np.testing.assert_allclose(q, wq, atol=1e-12)
+        np.testing.assert_allclose(r, wr, atol=1e-12)
+        check_grads(lambda a: fnp.linalg.qr(a)[0] + fnp.sum(fnp.linalg.qr(a)[1]), (a,), order=2)
 
 
 def test_jacobians_need_holomorphic_for_complex():

@@ -11,7 +11,6 @@ from collections import namedtuple
 
 import numpy as np
 
-from .._errors import UnsupportedDtypeError, user_frame, where as where_
 from ..ir import aval_of
 from ..primitives.base import broadcast_to, convert, export, normalize_axes, reshape, transpose
 from ..primitives.contract import matmul
@@ -21,7 +20,7 @@ from ..primitives.linalg import (LinAlgError, _as_float, _mT, _public, _square, 
                                 svdvals_p)
 from ..primitives.reductions import max as _max, min as _min, sum as _sum
 from ..primitives.shape import moveaxis
-from ._complex import abs2, real_dtype
+from ._complex import abs2, conj, real, real_dtype
 from ._contract import (cross as _cross, diagonal as _diagonal, outer as _outer,
                         tensordot as _tensordot, trace as _trace)
 
@@ -177,14 +176,6 @@ def lstsq(a, b, rcond=None):
     return x, residuals, np.int32(rank), s
 
 
-def _real_matrix(name, a):
-    if aval_of(a).dtype.kind == "c":
-        raise UnsupportedDtypeError(
-            f"np.linalg.{name} of a complex traced matrix is not supported yet{where_(user_frame())}; "
-            "funcgrad's version is written for real matrices. Call NumPy's on concrete "
-            "values, or use fnp.linalg.solve or inv.")
-
-
 # ---- qr --------------------------------------------------------------------------------------------
 
 QRResult = namedtuple("QRResult", ["Q", "R"])
@@ -194,7 +185,8 @@ QRResult = namedtuple("QRResult", ["Q", "R"])
 def qr(a, mode="reduced"):
     """np.linalg.qr for one matrix, by Householder reflections written with funcgrad operations
     (so every derivative comes from theirs), LAPACK's signs: each diagonal entry of R is minus
-    the sign of the column's leading entry times its norm. mode "reduced" (Q m x k, R k x n,
+    the sign of the (real part of the) column's leading entry times its norm; complex
+    matrices get LAPACK's complex reflectors (R's diagonal is real). mode "reduced" (Q m x k, R k x n,
     k = min(m, n)), "complete" (Q m x m, R m x n) or "r" (R only). The gradient assumes a
     full-rank matrix.
 
@@ -206,15 +198,25 @@ def qr(a, mode="reduced"):
     a = _as_float(a)
     if aval_of(a).ndim != 2:
         raise LinAlgError(f"qr: one matrix only for traced values, got {aval_of(a)}")
-    _real_matrix("qr", a)
     m, n = aval_of(a).shape
     k = min(m, n)
+    cplx = aval_of(a).dtype.kind == "c"
     r, q = a, np.eye(m, dtype=aval_of(a).dtype)
-    for j in range(min(k, m - 1)):                     # (the last row of a tall matrix: none)
+    # (the last row: no reflection for a real matrix; a complex one gets one that makes the
+    # diagonal entry real)
+    for j in range(k if cplx else min(k, m - 1)):
         x = r[j:, j]
         lead = x[0]
-        alpha = -where(lead < 0, -1.0, 1.0) * _safe_root(_sum(x * x))
+        alpha = -where(real(lead) < 0, -1.0, 1.0) * _safe_root(_sum(abs2(x)))
         v = x - alpha * (np.arange(m - j) == 0)
+        if cplx:
+            # LAPACK's zlarfg: H = I - c v v^H with c = -1 / (alpha conj(v0)) and a real
+            # alpha, so R's diagonal is real; R <- H^H R, Q <- Q H
+            den = alpha * conj(v[0])
+            c = where(den != 0, -1.0 / where(den != 0, den, 1.0), 0.0)
+            r = at(r)[j:, :].add(-conj(c) * _outer(v, matmul(conj(v), r[j:, :])))
+            q = at(q)[:, j:].add(-c * _outer(matmul(q[:, j:], v), conj(v)))
+            continue
         vv = _sum(v * v)
         beta = where(vv > 0, 2.0 / where(vv > 0, vv, 1.0), 0.0)
         r = at(r)[j:, :].add(-beta * _outer(v, matmul(v, r[j:, :])))
