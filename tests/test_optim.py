@@ -379,3 +379,22 @@ def test_inject_hyperparams_of_a_named_optimizer_wraps_once(name):
     plain = factory(0.02)
     want = plain.update(grads, plain.init(params), params)[0]
     np.testing.assert_allclose(got, want, rtol=1e-14)
+
+
+def test_complex_parameters_use_the_squared_modulus():
+    """Second moments of complex gradients are |g|^2 (optax's and PyTorch's choice): Adam's
+    first step is -lr * g / |g| elementwise, and every optimizer descends a complex loss."""
+    opt = fg.optim.adam(0.1)
+    step, _ = opt.update(np.array([1j, 3.0 - 4.0j]), opt.init(np.zeros(2, complex)))
+    np.testing.assert_allclose(step, -0.1 * np.array([1j, (3 - 4j) / 5]), rtol=1e-6)
+    c = np.array([1 + 2j, -0.5 + 1j, 3j])
+    loss = lambda z: fnp.sum(fnp.abs(z - c) ** 2)
+    for name in ("sgd", "adam", "rmsprop", "adagrad", "lion"):
+        opt = getattr(fg.optim, name)(0.05)
+        z = np.zeros(3, complex)
+        state = opt.init(z)
+        for _ in range(300):
+            updates, state = opt.update(fg.grad(loss)(z), state, z)
+            z = fg.optim.apply_updates(z, updates)
+        assert loss(z) < 0.6 * loss(np.zeros(3, complex)), name
+    assert fg.optim.global_norm({"a": np.array([3j]), "b": np.array([4.0])}) == pytest.approx(5.0)
