@@ -348,6 +348,19 @@ def test_fori_loop_counter_promotes_like_a_python_int():
     np.testing.assert_array_equal(fg.jit(lambda x: x * 4 + 1)(big), big * 4 + 1)
 
 
+def test_fori_loop_counter_compared_with_a_python_int_compiles():
+    # the counter (a weak int) against a literal must compare as int64, not as Python objects
+    f = lambda a: fg.fori_loop(0, 4, lambda i, r: fnp.where(i < 3, r @ r, r) + (i == 1) * 0.1, a)
+    a = np.eye(2) * 0.5 + 0.1
+    assert "object" not in str(fg.make_ir(f)(a))
+    loss = lambda a: fnp.sum(fnp.sin(f(a)))
+    with fg.disable_jit():
+        want = fg.jit(f)(a), fg.jit(fg.grad(loss))(a)
+    got = fg.jit(f)(a), fg.jit(fg.grad(loss))(a)
+    np.testing.assert_allclose(got[0], want[0], rtol=1e-13)
+    np.testing.assert_allclose(got[1], want[1], rtol=1e-13)
+
+
 def test_long_loops_in_interpreted_code_are_compiled(monkeypatch):
     from funcgrad import tiering
     from funcgrad.backend import compile as backend

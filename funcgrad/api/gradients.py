@@ -24,6 +24,11 @@ from .jit import VjpJit, jit
 __all__ = ["make_ir", "eval_program", "grad", "value_and_grad", "vjp"]
 
 
+def _holo(holomorphic):
+    """The tiering kind's suffix: none for the usual real case (policy.explain's keys)."""
+    return ("holomorphic",) if holomorphic else ()
+
+
 def hashable_argnums(argnums):
     """argnums as part of a tiering kind (a list becomes a tuple)."""
     return tuple(argnums) if isinstance(argnums, list) else argnums
@@ -81,7 +86,7 @@ def value_and_grad(f, argnums=0, has_aux=False, holomorphic=False):
     """
     def make_jit():
         return jit(_value_and_grad(f, argnums, has_aux, holomorphic))
-    vg = tiered(f, ("value_and_grad", hashable_argnums(argnums), has_aux, holomorphic), make_jit,
+    vg = tiered(f, ("value_and_grad", hashable_argnums(argnums), has_aux) + _holo(holomorphic), make_jit,
                  _value_and_grad(f, argnums, has_aux, holomorphic))
     vg = functools.wraps(f, updated=())(vg)
     vg.__name__ = f"value_and_grad_of_{fn_name(f)}"
@@ -145,7 +150,8 @@ def grad(f, argnums=0, has_aux=False, holomorphic=False):
     def make_jit():
         return jit(gradient)
     grad_f = functools.wraps(f, updated=())(
-        tiered(f, ("grad", hashable_argnums(argnums), has_aux, holomorphic), make_jit, gradient))
+        tiered(f, ("grad", hashable_argnums(argnums), has_aux) + _holo(holomorphic), make_jit,
+               gradient))
     grad_f.__name__ = f"grad_of_{fn_name(f)}"
     return grad_f
 

@@ -172,6 +172,10 @@ def _scatter_advanced(outs, ins, e):
 def _gather(outs, ins, e):
     if len(ins) != 1:
         return _gather_advanced(outs, ins, e)
+    out = e.outputs[0].aval
+    if e.inputs[0].aval.ndim == 0:              # a scalar: new axes (or 0-d masks) only
+        return [f"{outs[0]} = {ins[0]}" if out.ndim == 0 else
+                f"{outs[0]} = np.full({_tuple(out.shape)}, {ins[0]})"]
     parts = _basic_index(e.params["spec"])
     if parts is None:
         return None
@@ -185,10 +189,24 @@ def _scatter(outs, ins, e):
     parts = _basic_index(e.params["spec"])
     if parts is None:
         return None
-    op = {"add": "+=", "set": "=", "mul": "*="}[e.params["mode"]]
     (o,), (x, u) = outs, ins
+    if e.inputs[0].aval.ndim == 0:
+        return _scatter_scalar(o, x, u, e)
+    op = {"add": "+=", "set": "=", "mul": "*="}[e.params["mode"]]
     target = f"{o}[{', '.join(parts)}]" if parts else f"{o}[...]"
     return [f"{o} = {x}.copy()", f"{target} {op} {u}"]
+
+
+def _scatter_scalar(o, x, u, e):
+    """Scatter into a scalar: the updates (of shape (1, ..., 1), or empty under a False mask)
+    meet its one element."""
+    u_aval = e.inputs[1].aval
+    if u_aval.size == 0:
+        return [f"{o} = {x}"]
+    v = f"{u}[{', '.join(['0'] * u_aval.ndim)}]" if u_aval.ndim else u
+    cast = dtype_text(e.outputs[0].aval.dtype)
+    return [f"{o} = " + {"set": v, "add": f"{cast}({x} + {v})",
+                         "mul": f"{cast}({x} * {v})"}[e.params["mode"]]]
 
 
 def _rev(outs, ins, e):
@@ -320,6 +338,23 @@ def _fft(outs, ins, e):
     return [f"{o} = np.fft.{p['kind']}({x}, {int(p['n'])}, {int(p['axis'])}, {p['norm']!r})"]
 
 
+def _debug_check(outs, ins, e):
+    """fg.debug_nans's check of whole arrays: raise the check's site number where the value
+    has a NaN (inf) and the inputs have none (the caller turns it into the message)."""
+    infs = e.params["infs"]
+
+    def bad(name, aval):
+        if aval.ndim:
+            return f"_vm.{'has_nonfinite' if infs else 'has_nan'}({name})"
+        return f"(not np.isfinite({name}))" if infs else f"({name} != {name})"
+    (o,), (y, *xs) = outs, ins
+    avals = [v.aval for v in e.inputs]
+    cond = bad(y, avals[0])
+    if xs:
+        cond += " and not (" + " or ".join(bad(x, a) for x, a in zip(xs, avals[1:])) + ")"
+    return [f"if {cond}:", f"    raise FloatingPointError({int(e.params['site'])})", f"{o} = {y}"]
+
+
 class Lowering:
     """One entry of the table (see the module docstring)."""
 
@@ -358,6 +393,10 @@ LOWERINGS = {
     "argsort": Lowering(statement=_argsort),
     "solve": Lowering(statement=_solve, fresh=True),
     "fft": Lowering(statement=_fft, fresh=True),
+    "debug_check": Lowering(statement=_debug_check),
+    # (its template depends on the equation: scalar_code._debug_check writes it; this one is
+    # the unchecked value, for code that only counts scalar expressions)
+    "debug_check_pointwise": Lowering(scalar="{0}"),
     "custom_vjp_call": Lowering(renames=True),
     "remat_barrier": Lowering(renames=True),
     "reshape": Lowering(statement=_reshape),

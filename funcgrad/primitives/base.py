@@ -228,11 +228,19 @@ def dtype_or_pytype(x):
     return a.dtype
 
 
+_OBJECT = np.dtype(object)
+
+
 @lru_cache(maxsize=4096)
 def resolve_ufunc(ufunc, in_types):
-    """NumPy's own answer: (input dtypes to cast to, output dtype) for `ufunc` on `in_types`."""
+    """NumPy's own answer: (input dtypes to cast to, output dtype) for `ufunc` on `in_types`.
+    Two Python ints (a loop counter and a literal) compare as int64: NumPy 2 picks its object
+    loop for comparisons of two Python ints, which compiled code cannot run."""
     try:
         dts = ufunc.resolve_dtypes(tuple(in_types) + (None,) * ufunc.nout)
+        if _OBJECT in dts and _OBJECT not in in_types:
+            in_types = tuple(np.dtype(t) if isinstance(t, type) else t for t in in_types)
+            dts = ufunc.resolve_dtypes(tuple(in_types) + (None,) * ufunc.nout)
     except TypeError as e:
         names = ", ".join(getattr(t, "name", getattr(t, "__name__", str(t))) for t in in_types)
         raise TypeError(f"np.{ufunc.__name__} does not support inputs of type ({names}): {e}") from None
