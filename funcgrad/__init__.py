@@ -21,6 +21,7 @@ from ._errors import (CarryTypeError, ConcretizationError, EscapedTracerError, F
                       UnsupportedFunctionError)
 from .api.gradients import eval_program, grad, make_ir, value_and_grad, vjp
 from .api.derivatives import hessian, hvp, jacfwd, jacrev, jvp, linearize
+from .api.residuals import saved_residuals
 from .higher_order import (checkpoint, checkpoint_name, checkpoint_policies, cond, custom_jvp,
                            custom_linear_solve, custom_root, custom_vjp, fori_loop, pure_callback,
                            scan, stop_gradient, switch, while_loop)
@@ -33,11 +34,13 @@ from . import nn  # noqa: F401  (fg.nn)
 from . import optim  # noqa: F401  (fg.optim)
 from . import flatten_util, optimize, scipy  # noqa: F401  (fg.flatten_util, fg.optimize, fg.scipy)
 from .ode import ODEError, odeint
+from . import debug  # noqa: F401  (fg.debug)
+from .debug import debug_infs, debug_nans, grad_hook
 
 from ._version import __version__  # noqa: E402
 __all__ = ["grad", "value_and_grad", "vjp", "jvp", "linearize", "jacfwd", "jacrev", "hessian", "hvp", "vmap",
            "stop_gradient", "custom_vjp", "custom_jvp", "custom_root", "custom_linear_solve", "checkpoint", "checkpoint_name", "checkpoint_policies",
-           "pure_callback", "make_ir", "jit",
+           "pure_callback", "make_ir", "saved_residuals", "jit", "debug", "debug_nans", "debug_infs", "grad_hook",
            "fori_loop", "scan", "while_loop", "cond", "switch", "disable_jit", "clear_cache", "cache_dir", "eval_program", "tree_util", "nn", "optim", "optimize", "scipy", "flatten_util", "Program", "odeint", "ODEError",
            "FuncgradError", "CarryTypeError", "ConcretizationError", "MutationError", "NonScalarOutputError",
            "IntegerInputError", "UnsupportedFunctionError", "UnsupportedDtypeError", "ShapeError", "EscapedTracerError"]

@@ -29,12 +29,21 @@ _LIB_DIRS = _library_dirs()
 
 
 class SourceInfo:
-    """Where in the user's code an equation was created: file, line and function."""
+    """Where in the user's code an equation was created: file, line and function. `role`
+    says what the equation does for the code there when it is not the line's own operation:
+    "the backward pass of sqrt" for an equation reverse mode derived from it."""
 
-    __slots__ = ("filename", "lineno", "function")
+    __slots__ = ("filename", "lineno", "function", "role", "masked")
 
-    def __init__(self, filename, lineno, function):
+    def __init__(self, filename, lineno, function, role=None, masked=False):
         self.filename, self.lineno, self.function = filename, lineno, function
+        self.role, self.masked = role, masked
+
+    def in_role(self, role, masked=False):
+        """The same place, for an equation playing `role` there; masked: a NaN it makes may
+        be replaced afterwards on purpose (the strong-zero rule), so fg.debug_nans looks at
+        the replacement instead."""
+        return SourceInfo(self.filename, self.lineno, self.function, role, masked)
 
     def __str__(self):
         return f"{os.path.basename(self.filename)}:{self.lineno} ({self.function})"

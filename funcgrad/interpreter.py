@@ -10,7 +10,7 @@ import threading
 
 import numpy as np
 
-from . import ir
+from . import _nan_checks as nan_checks, ir
 from ._errors import add_location, warn_at
 from .ir import Lit, Program, bind_staged
 
@@ -74,6 +74,7 @@ def _eval(prog, args):
     frees = _last_uses(prog)
     override = ir._state.override
     local = _local
+    nan_mode = nan_checks.MODE
     for e, free in zip(prog.eqns, frees):
         ins = [v.val if isinstance(v, Lit) else env[v.id] for v in e.inputs]
         prev, override[0] = override[0], e.src
@@ -85,6 +86,8 @@ def _eval(prog, args):
             raise
         finally:
             override[0] = prev
+        if nan_mode[0] or nan_mode[1]:      # fg.debug_nans / fg.debug_infs
+            nan_checks.check_eqn(e, ins, out)
         if e.prim.multiple_results:
             for v, o in zip(e.outputs, out):
                 env[v.id] = o

@@ -4,7 +4,8 @@ A Program is a flat SSA list of equations `outs = prim[params] ins` over typed v
 Every equation records the user's source line that created it. Sub-programs live in params.
 
 Owns: Aval, Var, Lit, Eqn, Program, Primitive, the trace stack and `bind` (the one point
-where a primitive call is intercepted). Imports only funcgrad._errors.
+where a primitive call is intercepted). Imports only funcgrad._errors and funcgrad.ir_dot
+(pictures of programs, which imports nothing of funcgrad).
 """
 from __future__ import annotations
 
@@ -14,10 +15,11 @@ from typing import Any
 
 import numpy as np
 
+from . import ir_dot
 from ._errors import EscapedTracerError, SourceInfo
 
 __all__ = ["Aval", "Var", "Lit", "Eqn", "Program", "Primitive", "Traced", "bind",
-           "aval_of", "check_program", "use_counts"]
+           "aval_of", "check_program", "use_counts", "has_effect"]
 
 _SHORT = {"float64": "f64", "float32": "f32", "float16": "f16", "int64": "i64", "int32": "i32",
           "int16": "i16", "int8": "i8", "uint8": "u8", "uint16": "u16", "uint32": "u32",
@@ -118,9 +120,14 @@ class Eqn:
 class Program:
     """A typed SSA program: input variables, equations, outputs (Var or Lit).
 
+    Prints as text; in a notebook it draws itself as a graph when the optional `graphviz`
+    package and Graphviz's `dot` program are installed; `to_dot()` gives the Graphviz source.
+
         >>> prog = fg.make_ir(lambda x: fnp.sum(x ** 2))(np.ones(3))
         >>> prog.in_avals, len(prog.eqns), prog.out_avals
         ([f64[3]], 2, [f64[]])
+        >>> prog.to_dot().startswith("digraph")
+        True
     """
 
     __slots__ = ("in_vars", "eqns", "outs")
@@ -142,6 +149,24 @@ class Program:
 
     def _repr_pretty_(self, p, cycle):  # IPython
         p.text(self.pretty())
+
+    def to_dot(self, *, max_nodes=None, source_info=True) -> str:
+        """Graphviz DOT source of the program: a node per equation (primitive, short params,
+        inputs -> outputs, and the user's source line, in full in its tooltip), per input and
+        per output; an edge from each variable's producer to its readers; the sub-programs of
+        loops and branches as clusters. `max_nodes` caps the equations drawn (a note counts
+        the rest). Render with `dot -Tsvg` or `graphviz.Source(text)`.
+
+            >>> prog = fg.make_ir(lambda x: fg.fori_loop(0, 3, lambda i, c: c * 2.0, x))(1.0)
+            >>> "subgraph cluster_" in prog.to_dot()
+            True
+        """
+        printer = _Printer(source_info=False)
+        printer.program(self, 0)          # names variables in the order print() does
+        return ir_dot.to_dot(self, printer.name, max_nodes=max_nodes, source_info=source_info)
+
+    def _repr_svg_(self):  # Jupyter: a picture when graphviz is installed; None declines
+        return ir_dot.svg(lambda: self.to_dot(max_nodes=ir_dot.SVG_MAX_NODES))
 
 
 class Traced:
@@ -173,6 +198,9 @@ class Primitive:
     callback): its vjp rule raises, and forward mode raises where its tangent would be used.
     fresh_params: names of params whose values are made unique per equation (ids that keep
     equations apart); two programs that differ only in those are the same computation.
+    effect: the equation does something besides computing its outputs (fg.debug.print): it
+    is never removed as dead code, merged with another or folded, and a loop or branch
+    holding one is kept too (see `has_effect`).
     singular: the derivative can be infinite or NaN at finite inputs (sqrt at 0, log at 0,
     overflow of exp); True, False or a function of the params. Reverse mode applies the
     strong-zero rule to these (transforms/vjp.py).
@@ -183,8 +211,9 @@ class Primitive:
 
     def __init__(self, name, *, impl, abstract, vjp=None, jvp=None, batch=None,
                  multiple_results=False, differentiable=True, elementwise=False, doc=None,
-                 vjp_split=None, opaque=False, fresh_params=(), singular=False):
+                 vjp_split=None, opaque=False, fresh_params=(), singular=False, effect=False):
         self.name, self.vjp_split, self.opaque = name, vjp_split, opaque
+        self.effect = effect
         self.fresh_params, self.singular = fresh_params, singular
         self.impl, self.abstract, self.vjp, self.jvp, self.batch = impl, abstract, vjp, jvp, batch
         self.multiple_results, self.differentiable = multiple_results, differentiable
@@ -342,11 +371,18 @@ class _Printer:
         return line
 
 
+def has_effect(e) -> bool:
+    """Whether equation e, or an equation of its sub-programs, has an effect (Primitive.effect)."""
+    return e.prim.effect or any(has_effect(q) for p in sub_programs(e.params) for q in p.eqns)
+
+
 def needed(prog: Program, var_ids):
-    """The equations of prog that the variables var_ids depend on, in program order."""
+    """The equations of prog that the variables var_ids depend on, and those with effects
+    (with what they depend on), in program order."""
     live, kept = set(var_ids), []
     for e in reversed(prog.eqns):
-        if any(v.id in live for v in e.outputs):
+        if any(v.id in live for v in e.outputs) or (e.prim.effect or (
+                e.params and has_effect(e))):
             kept.append(e)
             live.update(v.id for v in e.inputs if isinstance(v, Var))
     kept.reverse()

@@ -368,6 +368,8 @@ def tiered(f, kind, make_jit, interpreted):
                 if jitted is not None:
                     try:
                         return jitted(*args)
+                    except FloatingPointError:   # fg.debug_nans found the origin: report it
+                        raise
                     except Exception:
                         return tier.fall_back(interpreted, args, kwargs)
         tier = memo[1] = policy.tier(f, kind, local)
@@ -385,6 +387,8 @@ def run_tiered(tier, make_jit, interpreted, args, kwargs):
     if jitted is not None:
         try:
             return jitted(*args, **kwargs)
+        except FloatingPointError:
+            raise
         except Exception:
             return tier.fall_back(interpreted, args, kwargs)
     if watch is None:

@@ -39,6 +39,12 @@ NOT_COVERED: dict = {
     # a while loop's reverse mode: compiled forward by the control-flow case here; its own
     # derivative (second order through a while loop) is compiled and checked in test_control
     "while_grad": "backward-only",
+    # inserted only into programs compiled under fg.debug_nans; tests/test_debug.py compiles
+    # them (forward and backward, loops, vmap) and compares with the interpreter's reports
+    "debug_check": "fg.debug_nans only",
+    "debug_check_pointwise": "fg.debug_nans only",
+    # an effect without a value (fg.debug.print): compiled in tests/test_debug.py
+    "debug_callback": "no value to compare",
 }
 
 

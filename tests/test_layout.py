@@ -2,7 +2,8 @@
 
 Layers, lowest first; a module imports modules of its own layer or lower ones, never higher:
   base          _errors, _version, tree_util
-  ir            ir (the IR, the trace stack, bind), interpreter (runs a Program with NumPy)
+  ir            ir (the IR, the trace stack, bind), ir_dot (pictures of programs; imports
+                nothing of funcgrad), interpreter (runs a Program with NumPy)
   primitives    funcgrad/primitives/: every primitive, one define() block each, and the table
   tracer        tracer (Tracer values, trace_flat)
   numpy         funcgrad/numpy/: NumPy's API, compositions of primitives
@@ -30,8 +31,8 @@ PKG = os.path.join(ROOT, "funcgrad")
 TRANSFORMS = os.path.join(ROOT, "transforms")
 
 LAYERS = [
-    ("base", ["funcgrad._errors", "funcgrad._version", "funcgrad.tree_util"]),
-    ("ir", ["funcgrad.ir", "funcgrad.interpreter"]),
+    ("base", ["funcgrad._errors", "funcgrad._version", "funcgrad.tree_util", "funcgrad._nan_checks"]),
+    ("ir", ["funcgrad.ir", "funcgrad.ir_dot", "funcgrad.interpreter"]),
     ("primitives", ["funcgrad.primitives"]),
     ("tracer", ["funcgrad.tracer"]),
     ("numpy", ["funcgrad.numpy", "funcgrad.flatten_util"]),
@@ -40,12 +41,12 @@ LAYERS = [
     ("higher_order", ["funcgrad.higher_order"]),
     ("backend", ["funcgrad.backend"]),
     ("api", ["funcgrad.api", "funcgrad.nn", "funcgrad.optim", "funcgrad.optimize", "funcgrad.scipy",
-             "funcgrad.ode", "funcgrad.testing"]),
+             "funcgrad.ode", "funcgrad.testing", "funcgrad.debug"]),
     ("package", ["funcgrad"]),
 ]
 # The backend reads the IR and the primitive table only (and its own modules).
 BACKEND_READS = {"funcgrad._errors", "funcgrad._version", "funcgrad.ir", "funcgrad.interpreter",
-                 "funcgrad.primitives"}
+                 "funcgrad.primitives", "funcgrad._nan_checks"}
 # Edges the layering alone would refuse, each with its reason.
 EXCEPTIONS = {
     ("funcgrad.guards", "funcgrad.backend.digest"):

@@ -40,6 +40,11 @@ EXCLUDED: dict = {
     # only recorded while fg.checkpoint traces its function, which removes it again
     # (test_checkpoint.py batches a named checkpoint)
     "checkpoint_name": "never in a program vmap sees",
+    # fg.debug_nans's checks are inserted into a program about to be compiled, after vmap
+    "debug_check": "never in a program vmap sees",
+    "debug_check_pointwise": "never in a program vmap sees",
+    # an effect without a value: batched example by example (tests/test_debug.py)
+    "debug_callback": "batched by the example-by-example fallback; tests/test_debug.py",
 }
 # Known vmap bugs outside the batch rules, case id -> reason (strict xfail: remove when fixed).
 KNOWN_BUGS: dict = {}

@@ -53,6 +53,8 @@ def _lit_key(lit):
 
 
 def _eqn_key(e):
+    if e.prim.effect:            # two prints of the same value are two prints
+        return None
     try:
         params = tuple(sorted(e.params.items()))
         hash(params)
@@ -117,7 +119,7 @@ def fold_constants(prog: Program) -> Program:
     ren, defs, eqns = _Renamer(), {}, []
     for e in prog.eqns:
         e = ren.eqn(e)
-        if all(isinstance(v, Lit) for v in e.inputs) and e.inputs and all(
+        if not e.prim.effect and all(isinstance(v, Lit) for v in e.inputs) and e.inputs and all(
                 v.aval.size <= FOLD_MAX_SIZE for v in e.outputs) and not (
                 e.prim.name == "broadcast_in_dim" and e.outputs[0].aval.ndim):   # stays lazy
             out = e.prim.impl(*[v.val for v in e.inputs], **e.params)

@@ -100,6 +100,21 @@ def _strong_zero(e, ct, in_cts):
     return [c if c is None else where(logical_and(zero, c != c), 0.0, c) for c in in_cts]
 
 
+def _backward_of(e, masked=False):
+    """The source of the equations e's vjp rule stages: e's line, in the role of its backward
+    pass (named in errors such as fg.debug_nans's). masked: the strong-zero rule may replace
+    their NaNs."""
+    if e.src is None:
+        return None
+    what = e.prim.name if e.src.role is None else f"({e.src.role})"
+    return e.src.in_role(f"the backward pass of {what}", masked)
+
+
+def _singular(e):
+    singular = e.prim.singular
+    return singular(e.params) if callable(singular) else singular
+
+
 def backward_pass(prog, env, cts, active, splits=None, strong_zero=True):
     """Cotangents of every active variable (a _Cotangents; `.pop(var)` -> value or None) given
     those of prog's outputs, applying each equation's vjp rule to the values in `env`.
@@ -116,7 +131,8 @@ def backward_pass(prog, env, cts, active, splits=None, strong_zero=True):
         if all(c is None for c in out_cts):
             continue
         ins, outs = [read(v) for v in e.inputs], [read(v) for v in e.outputs]
-        with ir.use_source(e.src):
+        masked = STRONG_ZERO and strong_zero and not e.prim.multiple_results and _singular(e)
+        with ir.use_source(_backward_of(e, masked)):
             back = splits.get(id(e)) if splits else None
             if back is not None:
                 in_cts = back(out_cts)
@@ -124,8 +140,10 @@ def backward_pass(prog, env, cts, active, splits=None, strong_zero=True):
                 in_cts = e.prim.vjp(out_cts, *ins, out=tuple(outs), **e.params)
             else:
                 in_cts = e.prim.vjp(out_cts[0], *ins, out=outs[0], **e.params)
-                if strong_zero:
-                    in_cts = _strong_zero(e, out_cts[0], in_cts)
+        if masked and back is None:
+            with ir.use_source(_backward_of(e)):
+                in_cts = _strong_zero(e, out_cts[0], in_cts)
+        with ir.use_source(_backward_of(e)):
             for v, ct in zip(e.inputs, in_cts):
                 if isinstance(v, Var) and v.id in active:
                     acc.add(v, ct, e.prim.name)
@@ -170,7 +188,7 @@ def split_program(joint: Program, n_primals: int, n_outs: int):
         if any(isinstance(v, Var) and v.id in dep for v in e.inputs):
             bwd_eqns.append(e)
             dep.update(v.id for v in e.outputs)
-        elif all(isinstance(v, Lit) or v.id in const for v in e.inputs):
+        elif all(isinstance(v, Lit) or v.id in const for v in e.inputs) and not e.prim.effect:
             fwd_eqns.append(e)
             bwd_eqns.append(e)
             const.update(v.id for v in e.outputs)

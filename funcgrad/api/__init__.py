@@ -5,6 +5,7 @@
 - gradients.py: fg.make_ir, fg.grad, fg.value_and_grad, fg.vjp;
 - derivatives.py: fg.jvp, fg.linearize, fg.jacfwd, fg.jacrev, fg.hessian, fg.hvp;
 - vmap.py: fg.vmap;
+- residuals.py: fg.saved_residuals (what reverse mode keeps for the backward pass);
 - jit.py: fg.jit and fg.disable_jit (compiling through the backend; tiering, one level lower,
   decides when the others compile).
 Each applies transforms (transforms/) to the traced program and runs the result with the

@@ -47,19 +47,35 @@ class _Linearized:
             res = eval_program(fwd, *consts, *a.dyn_vals)
             self.outs, self.residuals = res[:n_out], res[n_out:]
         else:   # a loop computes values and tangents together: keep the whole program
-            n_in = len(prog.in_vars)
             self.lin = Program(jp.in_vars, jp.eqns, jp.outs[n_out:])
-            zeros = [zeros_like_aval(v.aval) for v in jp.in_vars[n_in:]]
+            self.whole, self.n_out = jp, n_out        # (outputs computed when first asked)
             self.residuals = list(consts) + list(a.dyn_vals)
-            self.outs = eval_program(Program(jp.in_vars, jp.eqns, jp.outs[:n_out]),
-                                     *self.residuals, *zeros)
+            self.outs = None
         self.primal_avals = [aval_of(v) for v, d in zip(a.dyn_vals, a.diff_mask) if d]
 
+    def _outputs(self):
+        if self.outs is None:           # the whole program, with zero tangents
+            zeros = [zeros_like_aval(v.aval) for v in self.whole.in_vars[len(self.residuals):]]
+            self.outs = eval_program(Program(self.whole.in_vars, self.whole.eqns,
+                                             self.whole.outs[:self.n_out]), *self.residuals, *zeros)
+        return self.outs
+
+    def once(self, tangents):
+        """The output tangents, computing the outputs in the same run where one program
+        computes both (a loop): f runs once (fg.debug.print prints once)."""
+        if self.outs is not None:
+            return self(*tangents)
+        res = eval_program(self.whole, *self.residuals, *self.tangent_leaves(tangents))
+        self.outs, tans = res[:self.n_out], iter(res[self.n_out:])
+        leaves = [to_numpy(next(tans)) if fl else np.zeros(av.shape, av.dtype)
+                  for fl, av in zip(self.float_out, self.out_avals)]
+        return tree_unflatten(self.main_tree, leaves[:self.n_main])
+
     def out(self):
-        return tree_unflatten(self.main_tree, [to_numpy(o) for o in self.outs[:self.n_main]])
+        return tree_unflatten(self.main_tree, [to_numpy(o) for o in self._outputs()[:self.n_main]])
 
     def aux(self):
-        return tree_unflatten(self.aux_tree, [to_numpy(o) for o in self.outs[self.n_main:]])
+        return tree_unflatten(self.aux_tree, [to_numpy(o) for o in self._outputs()[self.n_main:]])
 
     def tangent_leaves(self, tangents):
         leaves, tree = tree_flatten(tuple(tangents))
@@ -121,7 +137,8 @@ def jvp(f, primals, tangents, has_aux=False):
 
 def _jvp(f, primals, tangents, has_aux):
     lin = _Linearized(f, primals, has_aux)
-    res = (lin.out(), lin(*tangents))
+    tans = lin.once(tangents)
+    res = (lin.out(), tans)
     return res + (lin.aux(),) if has_aux else res
 
 
@@ -235,7 +252,8 @@ def _jacobian(f, argnums, has_aux, forward, holomorphic=False):
 
     def make_jit():
         return jit(jac)
-    kind = ("jacfwd" if forward else "jacrev", repr(argnums), has_aux, holomorphic)
+    kind = ("jacfwd" if forward else "jacrev", repr(argnums), has_aux) + (
+        ("holomorphic",) if holomorphic else ())
     return functools.wraps(f, updated=())(tiered(f, kind, make_jit, jac))
 
 
@@ -303,7 +321,8 @@ def hessian(f, argnums=0, holomorphic=False):
 
     def make_jit():
         return jit(interpreted)
-    h = functools.wraps(f, updated=())(tiered(f, ("hessian", repr(argnums), holomorphic), make_jit,
+    kind = ("hessian", repr(argnums)) + (("holomorphic",) if holomorphic else ())
+    h = functools.wraps(f, updated=())(tiered(f, kind, make_jit,
                                                interpreted))
     h.__name__ = f"hessian_of_{fn_name(f)}"
     return h

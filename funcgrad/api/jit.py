@@ -17,6 +17,7 @@ import types
 
 import numpy as np
 
+from .. import _nan_checks as nan_checks
 from .._errors import (FuncgradError, KernelInterrupted, add_location, array_memory_error,
                        loop_memory_error, warn_at)
 from ..interpreter import eval_program
@@ -24,6 +25,7 @@ from ..ir import Program, Traced, aval_of, sub_programs
 from ..tiering import LATER, set_loop_compiler, value_key
 from ..tracer import trace_flat
 from ..backend.scalarize import scalarize
+from ..transforms.nan_checks import insert_checks
 from ..transforms.simplify import simplify
 from ..tree_util import tree_flatten, tree_unflatten
 from .background import (Pending, UseKernel, allowed, in_first_call, interpret_first,
@@ -33,10 +35,14 @@ from .entries import (MISS, PASS_SCALARS, STALE, Entry, Paths, all_hold, fast_ke
                       tree_key)
 
 def prepare(prog):
-    """The program as it is compiled: simplified, small arrays in loops made scalars."""
+    """The program as it is compiled: simplified, small arrays in loops made scalars (and
+    under fg.debug_nans, checked after each equation)."""
     prog = simplify(prog)
     small = scalarize(prog)
-    return prog if small is prog else simplify(small)
+    prog = prog if small is prog else simplify(small)
+    if nan_checks.active():
+        prog = insert_checks(prog, infs=nan_checks.MODE[1])
+    return prog
 
 
 __all__ = ["jit", "disable_jit", "JitFunction", "VjpJit"]
@@ -54,6 +60,18 @@ class _Disabled(threading.local):
 
 _disabled = _Disabled()
 _count_lock = threading.Lock()
+
+
+def _checking_nans(on):
+    """fg.debug_nans turned on or off: the per-call fast path (no signature, so no check
+    mode) is left while it is on, as in disable_jit (which shares the count)."""
+    with _count_lock:
+        _Disabled.count[0] += 1 if on else -1
+
+
+nan_checks.LISTENERS.append(_checking_nans)
+if nan_checks.active():         # FUNCGRAD_DEBUG_NANS=1 from the start
+    _Disabled.count[0] += 1
 
 
 @contextlib.contextmanager
@@ -149,7 +167,7 @@ class JitFunction:
             statics = value_key(statics)
         # which leaves are traced: f(array, 1) and f(1, array) have the same avals and statics
         layout = tuple(isinstance(s, int) for s in a.slots)
-        return (tuple(a.trees), layout, tuple(a.avals()), statics)
+        return (tuple(a.trees), layout, tuple(a.avals()), statics, nan_checks.mode())
 
     def lower(self, *args, **kwargs):
         """Trace and simplify for these arguments; `.source` is the generated code."""
@@ -170,7 +188,7 @@ class JitFunction:
             if key is None and self._trees:     # pytrees of arrays: keyed by their structure
                 vals, td = tree_flatten(args)
                 hit = self._fast.get(tree_key(td, vals))
-            if hit is not None and not (_Disabled.count[0] and _disabled.on):
+            if hit is not None and not (_Disabled.count[0] and (_disabled.on or nan_checks.active())):
                 hit.hot = True
                 try:
                     out = hit.fast(args) if vals is args else hit.fast_tree(vals)
@@ -452,7 +470,7 @@ def _compile_loop(prim, args, params):
     """Run one loop equation met while interpreting as a compiled kernel (tiering's long-loop
     hook); None when jit is disabled in this thread or the loop cannot be compiled. In a first
     call whose whole kernel is being compiled (background.py), wait for that instead."""
-    if _disabled:
+    if _disabled or nan_checks.active():     # (fg.debug_nans: the interpreter checks it)
         return None
     if in_first_call():          # the whole kernel is compiling: use it once it is ready
         if prim.name == "scan" or kernel_ready():

@@ -433,9 +433,9 @@ class LoopEmitter:
                 self.body.append(f"{s_loc}, {c_loc} = {fn.format(self.read(e.inputs[0]))}")
                 self.local[twin.outputs[0].id] = twin_local
             else:
-                params = {k: (dtype_text(p) if isinstance(p, np.dtype) else _fmt(p))
-                          for k, p in e.params.items()}
                 template = gen.vecmath(scalar_template(e, bool(self.shape)))
+                params = {k: (dtype_text(p) if isinstance(p, np.dtype) else _fmt(p))
+                          for k, p in e.params.items() if "{" + k in template}
                 expr = template.format(*[self.read(v) for v in e.inputs], **params)
                 dt = out.aval.dtype
                 if dt.kind in "iu" and dt.itemsize < 8:     # Numba computes small ints as int64

@@ -22,7 +22,7 @@ from .._errors import KernelInterrupted
 from . import loop_emitters  # noqa: F401  (registers the loop and branch emitters)
 from .codegen import Generator
 from ..interpreter import eval_program
-from ..ir import Var
+from ..ir import Var, sub_programs
 
 def kernels_made():
     """How many kernels this process has compiled or loaded from the disk cache so far (a
@@ -122,7 +122,31 @@ def compile_program(prog, parallel=False, exits=()) -> Compiled:
         print(f"# funcgrad: compiled kernel\n{source}")
     ids = [o.id for o in prog.outs if isinstance(o, Var)]
     fresh = [gen.fresh(o) and ids.count(o.id) == 1 for o in prog.outs]
-    return Compiled(fn, gen.consts, source, prog, fresh)
+    messages = _check_messages(prog, {})
+    return Compiled(_reporting(fn, messages) if messages else fn, gen.consts, source, prog, fresh)
+
+
+def _check_messages(prog, out):
+    """{site: message} of fg.debug_nans's checks in prog and its sub-programs."""
+    for e in prog.eqns:
+        if e.prim.name in ("debug_check", "debug_check_pointwise"):
+            out[e.params["site"]] = e.params["message"]
+        for sub in sub_programs(e.params):
+            _check_messages(sub, out)
+    return out
+
+
+def _reporting(fn, messages):
+    """fn, raising the message of the check whose site number the kernel raised."""
+    def checked(*args):
+        try:
+            return fn(*args)
+        except FloatingPointError as exc:
+            site = exc.args[0] if len(exc.args) == 1 else None
+            if site in messages:
+                raise FloatingPointError(messages[site]) from None
+            raise
+    return checked
 
 
 def _build(source, impls, parallel):

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import _nan_checks as nan_checks
 from .._errors import CarryTypeError, loop_memory_error, user_frame, where
 from ..interpreter import eval_program
 from ..ir import Aval, Program, Traced, aval_of, bind_staged
@@ -53,14 +54,16 @@ __all__ = ["while_loop", "scan", "fori_loop", "while_p", "while_grad_p", "scan_p
 def _while_impl(*args, cond, body, n_cc, n_bc, checkpoint=None):
     cc, bc, carry = _split(args, n_cc, n_bc)
     budget = LoopBudget()
-    while bool(run_sub(cond, *cc, *carry)[0]):
-        carry = run_sub(body, *bc, *carry)
-        if budget.spent():       # a long loop: run the remaining steps compiled
-            rest = budget.settle(compile_loop(
-                while_p, cc + bc + list(carry),
-                dict(cond=cond, body=body, n_cc=n_cc, n_bc=n_bc, checkpoint=checkpoint)))
-            if rest is not None:
-                return rest
+    with nan_checks.loop_step("while_loop"):        # (fg.debug_nans reports the step)
+        while bool(run_sub(cond, *cc, *carry)[0]):
+            nan_checks.next_step()
+            carry = run_sub(body, *bc, *carry)
+            if budget.spent():       # a long loop: run the remaining steps compiled
+                rest = budget.settle(compile_loop(
+                    while_p, cc + bc + list(carry),
+                    dict(cond=cond, body=body, n_cc=n_cc, n_bc=n_bc, checkpoint=checkpoint)))
+                if rest is not None:
+                    return rest
     return tuple(np.asarray(c) for c in carry)
 
 
@@ -293,9 +296,11 @@ def _scan_impl(*args, body, length, reverse, n_c, n_carry):
             return out
     consts, carry, xs = _split(args, n_c, n_carry)
     ys = [None] * length
-    for k in (range(length - 1, -1, -1) if reverse else range(length)):
-        out = run_sub(body, *consts, *carry, *[x[k] for x in xs])
-        carry, ys[k] = out[:n_carry], out[n_carry:]
+    with nan_checks.loop_step("scan"):
+        for k in (range(length - 1, -1, -1) if reverse else range(length)):
+            nan_checks.next_step(k)
+            out = run_sub(body, *consts, *carry, *[x[k] for x in xs])
+            carry, ys[k] = out[:n_carry], out[n_carry:]
     n_y = len(body.outs) - n_carry
     stacked = [np.stack([np.asarray(y[j]) for y in ys]) if length else
                np.zeros((0,) + a.shape, a.dtype) for j, a in enumerate(body.out_avals[n_carry:])]

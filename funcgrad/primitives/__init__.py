@@ -14,6 +14,6 @@ funcgrad.numpy. Lists holding traced values reach fnp.array through NAMESPACE wh
 """
 from .base import FFT, LINALG, NAMESPACE, REGISTRY, define, export
 from . import (elementwise, shape, indexing, reductions, contract, linalg,  # noqa: F401
-               special, fft)  # noqa: F401,E401
+               special, fft, checks)  # noqa: F401,E401
 
 __all__ = ["REGISTRY", "NAMESPACE", "LINALG", "FFT", "define", "export"]

@@ -9,6 +9,7 @@ import numpy as np
 
 from .. import ir
 from .._errors import UnsupportedFunctionError, where
+from ..ir import Aval
 from .base import BatchRule, batched, define, full
 
 stop_gradient_p = define(
@@ -67,6 +68,18 @@ pure_callback_p = define(
 
 
 
+def _debug_callback_impl(*xs, spec):
+    spec(*[np.asarray(x) for x in xs])
+    return np.bool_(True)
+
+
+debug_callback_p = define(
+    "debug_callback", impl=_debug_callback_impl, abstract=lambda *avals, spec: Aval((), np.bool_),
+    vjp=lambda ct, *xs, out, spec: (None,) * len(xs), differentiable=False, effect=True,
+    doc="Calls spec.fn on the values for its effect (fg.debug.print, fg.debug.callback); the "
+        "result is a dummy. Kept in program order, never removed as dead code.")
+
+
 _barrier_ids = iter(range(1 << 62))
 
 
@@ -87,4 +100,5 @@ def remat_barrier(x, after):
     return remat_barrier_p.bind(x, after, key=next(_barrier_ids))
 
 
-__all__ = ["stop_gradient_p", "custom_vjp_p", "pure_callback_p", "remat_barrier_p", "remat_barrier"]
+__all__ = ["stop_gradient_p", "custom_vjp_p", "pure_callback_p", "remat_barrier_p", "remat_barrier",
+           "debug_callback_p"]

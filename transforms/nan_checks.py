@@ -1,0 +1,62 @@
+"""Insert fg.debug_nans's checks into a program about to be compiled (funcgrad/_nan_checks.py).
+
+After every equation with a floating-point output comes `debug_check(y, *inputs)`, whose
+message names the equation's primitive, user line and role; later uses of y read the
+check's output instead, so no check is dead code. Loop bodies and branches get their own.
+Equations whose NaNs the strong-zero rule may replace (SourceInfo.masked) are not checked,
+and their values do not count as bad inputs: the replacement is checked instead.
+"""
+from __future__ import annotations
+
+from .. import _nan_checks
+from ..ir import Eqn, Program, Var
+from ..primitives.checks import debug_check_p, debug_check_pointwise_p
+
+__all__ = ["insert_checks"]
+
+# Primitives that only move, select or copy values: no NaN or inf of their own (checking them
+# would only keep them out of fused loops).
+MOVES_VALUES = {"reshape", "broadcast_in_dim", "transpose", "gather", "rev", "concatenate",
+                "select", "stop_gradient", "checkpoint_name", "remat_barrier", "squeeze",
+                "debug_check", "debug_check_pointwise"}
+
+
+def insert_checks(prog: Program, infs: bool, _memo=None, _sites=None) -> Program:
+    """prog with a check after each floating-point equation; each check gets its own site
+    number (in sub-programs too), which a compiled kernel raises."""
+    memo = {} if _memo is None else _memo
+    sites = [0] if _sites is None else _sites
+    sub = {}
+    read = lambda a: sub.get(a.id, a) if isinstance(a, Var) else a
+
+    def inner(p):
+        if id(p) not in memo:
+            memo[id(p)] = (p, insert_checks(p, infs, memo, sites))
+        return memo[id(p)][1]
+
+    eqns, masked = [], set()
+    for e in prog.eqns:
+        params = {k: inner(v) if isinstance(v, Program) else
+                  tuple(inner(q) if isinstance(q, Program) else q for q in v)
+                  if isinstance(v, tuple) else v for k, v in e.params.items()}
+        e = Eqn(e.prim, [read(a) for a in e.inputs], e.outputs, params, e.src)
+        eqns.append(e)
+        if e.src is not None and e.src.masked:      # the strong-zero rule checks its NaNs
+            masked.update(y.id for y in e.outputs)
+            continue
+        if e.prim.name in MOVES_VALUES and not any(getattr(a, "id", None) in masked
+                                                   for a in e.inputs):
+            continue                   # (the strong-zero rule's select is checked)
+        xs = [a for a in e.inputs if isinstance(a, Var) and a.aval.is_float
+              and a.id not in masked]
+        check = debug_check_pointwise_p if e.prim.elementwise else debug_check_p
+        for y in e.outputs:
+            if not y.aval.is_float:
+                continue
+            checked = Var(y.aval)
+            message = _nan_checks.message(e.prim.name, e.src, infs)
+            sites[0] += 1
+            eqns.append(Eqn(check, [y] + xs, [checked],
+                            dict(site=sites[0], message=message, infs=infs), e.src))
+            sub[y.id] = checked
+    return Program(prog.in_vars, eqns, [read(o) for o in prog.outs])
