@@ -81,6 +81,12 @@ def test_loops_vmap_and_the_step():
             fg.vmap(log_shift)(np.array([[2.0, 3.0], [0.5, 2.0]]))
         with pytest.raises(FloatingPointError, match="by log"):
             fg.jit(fg.vmap(log_shift))(np.array([[2.0, 3.0], [0.5, 2.0]]))
+        x = np.linspace(1.5, 3.0, 5000)                       # a count per check, prange too
+        f = fg.jit(lambda x: fnp.sum(fnp.log(x - 1.0) * fnp.sin(x)), parallel=True)
+        assert np.isfinite(f(x))
+        x[1234] = 0.5
+        with pytest.raises(FloatingPointError, match="by log"):
+            f(x)
 
 
 def test_off_means_no_checks_and_the_same_results():

@@ -62,9 +62,15 @@ _disabled = _Disabled()
 _count_lock = threading.Lock()
 
 
+def _checked_key(key):
+    """A per-call dispatch key, told apart while fg.debug_nans is on: the checked kernels
+    have fast paths of their own."""
+    return (key, nan_checks.mode()) if key is not None and nan_checks.active() else key
+
+
 def _checking_nans(on):
-    """fg.debug_nans turned on or off: the per-call fast path (no signature, so no check
-    mode) is left while it is on, as in disable_jit (which shares the count)."""
+    """fg.debug_nans turned on or off: while it is on, per-call dispatch keys carry the
+    check mode (_checked_key); the count is disable_jit's, so that costs nothing when off."""
     with _count_lock:
         _Disabled.count[0] += 1 if on else -1
 
@@ -184,11 +190,13 @@ class JitFunction:
                 key = (x.shape, x.dtype) if t is np.ndarray else t if t in PASS_SCALARS else None
             else:
                 key = fast_key(args)
+            if _Disabled.count[0]:              # (disable_jit, or fg.debug_nans: checked kernels)
+                key = _checked_key(key)
             hit, vals = self._fast.get(key), args
             if key is None and self._trees:     # pytrees of arrays: keyed by their structure
                 vals, td = tree_flatten(args)
-                hit = self._fast.get(tree_key(td, vals))
-            if hit is not None and not (_Disabled.count[0] and (_disabled.on or nan_checks.active())):
+                hit = self._fast.get(_checked_key(tree_key(td, vals)))
+            if hit is not None and not (_Disabled.count[0] and _disabled.on):
                 hit.hot = True
                 try:
                     out = hit.fast(args) if vals is args else hit.fast_tree(vals)
@@ -207,7 +215,7 @@ class JitFunction:
         sig = self._signature(a)
         entry = self._entries.get(sig)
         if entry is None:
-            key = fast_key(args)
+            key = _checked_key(fast_key(args))
             if (key is None or kwargs or self.static_argnums or len(a.dyn_vals) != len(args)
                     or a.converted):
                 key = None
@@ -254,7 +262,7 @@ class JitFunction:
         if fast_key(args) is not None:
             return
         leaves, td = tree_flatten(args)
-        key = tree_key(td, leaves)
+        key = _checked_key(tree_key(td, leaves))
         if key is not None and len(leaves) == n_traced and key not in self._fast:
             self._fast[key] = entry
             entry.fast_keys.append(key)

@@ -407,6 +407,9 @@ class LoopEmitter:
             if e.prim.name == "scatter":
                 self.scatter(e, oname, pre, post)
                 continue
+            if e.prim.name == "debug_check_pointwise" and self.shape:
+                self.debug_check(e, oname, pre, post)
+                continue
             local = f"{oname}_i" if self.shape else oname
             x = e.inputs[0] if e.prim.name in INDEX_MAPS else None   # spreads a scalar or literal?
             spread = self.read(x) if x is not None and (
@@ -553,6 +556,20 @@ class LoopEmitter:
         if id(e) in self.gen.firsts:           # the first write to a zero buffer
             op = f"= {literal(0, u.aval.dtype)} +"
         self.body.append(f"{target} {op} {self.read(u)}")
+
+    def debug_check(self, e, oname, pre, post):
+        """fg.debug_nans's check inside a loop: a count of bad elements (which keeps the loop
+        vectorisable, unlike a raise in it), raised after the loop (scalar_code._debug_check)."""
+        y, *xs = [self.read(v) for v in e.inputs]
+        bad = "(not np.isfinite({0}))" if e.params["infs"] else "({0} != {0})"
+        cond = bad.format(y) + (" and not (" + " or ".join(bad.format(x) for x in xs) + ")"
+                                if xs else "")
+        pre.append(f"{oname}_bad = 0")              # (+=: a reduction prange accepts)
+        self.body.append(f"{oname}_bad += {cond}")
+        post += [f"if {oname}_bad:", f"    raise FloatingPointError({int(e.params['site'])})"]
+        self.local[e.outputs[0].id] = y
+        if e.outputs[0].id in self.need:
+            self.store(e.outputs[0], oname, y, pre, new=True)
 
     def reduction(self, e, oname, pre, post):
         x, axes, dt = e.inputs[0], e.params["axes"], e.outputs[0].aval.dtype

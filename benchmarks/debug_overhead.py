@@ -1,0 +1,57 @@
+"""What fg.debug_nans costs while it is on: compiled gradients with and without the checks,
+side by side (medians). Off, kernels carry no checks at all (tests/test_debug.py).
+
+    python benchmarks/debug_overhead.py [--quick]
+
+G1  gradient of a small regression loss (256 x 64): per-call cost dominates.
+G2  the same at 20,000 x 64: elementwise work, fused loops with a check per operation.
+L1  gradient through 200 steps of an elementwise update of 100,000 values (fg.fori_loop).
+"""
+import sys
+import time
+
+import numpy as np
+
+import funcgrad as fg
+import funcgrad.numpy as fnp
+
+QUICK = "--quick" in sys.argv
+
+
+def loss(w, X, y):
+    return fnp.mean((fnp.tanh(X @ w) - y) ** 2) + 1e-3 * fnp.sum(w * w)
+
+
+def steps(x):
+    return fnp.sum(fg.fori_loop(0, 200, lambda i, c: c + 0.01 * fnp.sin(c) * fnp.exp(-c * c), x))
+
+
+def median_seconds(call, repeats):
+    times = []
+    for _ in range(repeats):
+        t = time.perf_counter()
+        call()
+        times.append(time.perf_counter() - t)
+    return float(np.median(times))
+
+
+def main():
+    rng = np.random.default_rng(0)
+    cases = []
+    for name, n in (("G1", 256), ("G2", 20000)):
+        X, y, w = rng.random((n, 64)), rng.random(n), rng.random(64)
+        cases.append((name, fg.jit(fg.grad(loss)), (w, X, y), 200 if not QUICK else 40))
+    cases.append(("L1", fg.jit(fg.grad(steps)), (rng.random(100000),), 15 if not QUICK else 4))
+    print(f"{'case':5} {'off':>12} {'on':>12} {'on/off':>7}")
+    for name, g, args, repeats in cases:
+        g(*args)
+        off = median_seconds(lambda: g(*args), repeats)
+        with fg.debug_nans():
+            g(*args)
+            on = median_seconds(lambda: g(*args), repeats)
+        unit, scale = ("us", 1e6) if off < 1e-3 else ("ms", 1e3)
+        print(f"{name:5} {off * scale:9.1f} {unit} {on * scale:9.1f} {unit} {on / off:7.2f}")
+
+
+if __name__ == "__main__":
+    main()
