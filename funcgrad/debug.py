@@ -13,7 +13,8 @@ Interpreted loops report the step. Environment: FUNCGRAD_DEBUG_NANS=1, FUNCGRAD_
 fn sees x's cotangent and may replace it.
 
 `fg.debug.print(fmt, *args, **kwargs)` and `fg.debug.callback(fn, *args, **kwargs)`: run with
-the values, interpreted and compiled, in loops and branches, in program order.
+the values, interpreted and compiled, in loops and branches, in program order. Loops report
+progress with their own `progress=` option. See docs/debugging.md.
 """
 from __future__ import annotations
 

@@ -190,3 +190,55 @@ def test_debug_callback_in_branches_vmap_and_never_dropped(capsys):
     assert [e.prim.name for e in prog.eqns].count("debug_callback") == 2
     fg.debug.print("plain {}", 3)                          # no traced value: prints at once
     assert capsys.readouterr().out == "plain 3\n"
+
+
+# ---- progress from compiled loops -------------------------------------------------------------
+
+def test_progress_reports_from_compiled_loops(capsys):
+    f = lambda x: fg.fori_loop(0, 10, lambda i, c: c * 1.1, x, progress=3)
+    for run in (fg.jit(f, background=False), f):
+        capsys.readouterr()
+        np.testing.assert_allclose(run(np.ones(2)), 1.1 ** 10)
+        assert capsys.readouterr().out.splitlines() == [
+            f"fg.fori_loop: step {k}/10" for k in (3, 6, 9, 10)]
+    seen = []
+    scan_sum = lambda x: fg.scan(lambda c, v: (c + v, c), 0.0, x,
+                                 progress=lambda s, t: seen.append((s, t)))[0]
+    assert fg.jit(scan_sum, background=False)(np.arange(5.0)) == 10.0
+    assert seen == [(k, 5) for k in range(1, 6)]                   # True/default: about 1%
+    w = lambda x: fg.while_loop(lambda c: c < 2500.0, lambda c: c + 1.0, x, progress=True)
+    capsys.readouterr()
+    assert fg.jit(w, background=False)(np.float64(0.0)) == 2500.0
+    assert capsys.readouterr().out.splitlines() == ["fg.while_loop: step 1000",
+                                                     "fg.while_loop: step 2000"]
+    seen.clear()
+    X = np.random.default_rng(0).normal(size=(32, 2))
+    res = fg.optim.fit(lambda w, X: fnp.mean((X @ w - 1.0) ** 2), np.zeros(2), fg.optim.adam(0.1),
+                       steps=40, data=(X,), progress=lambda s, t: seen.append(s))
+    assert seen == list(range(1, 41)) and res.losses[-1] < res.losses[0]
+    with pytest.raises(ValueError, match="positive step interval"):
+        fg.fori_loop(0, 3, lambda i, c: c, 1.0, progress=0)
+
+
+def test_progress_uses_tqdm_when_installed(monkeypatch):
+    import types
+    from funcgrad.higher_order import progress
+    bars = []
+
+    class Bar:
+        def __init__(self, total, desc):
+            self.total, self.desc, self.n, self.closed = total, desc, 0, False
+            bars.append(self)
+
+        def update(self, k):
+            self.n += k
+
+        def close(self):
+            self.closed = True
+    monkeypatch.setitem(sys.modules, "tqdm", types.SimpleNamespace(tqdm=Bar))
+    monkeypatch.setattr(progress, "_HAS_TQDM", True)
+    f = fg.jit(lambda x: fg.fori_loop(0, 200, lambda i, c: c + 1.0, x, progress=True),
+               background=False)
+    f(0.0)
+    f(0.0)                                                   # a new run: a new bar
+    assert [(b.total, b.n, b.closed) for b in bars] == [(200, 200, True)] * 2

@@ -42,6 +42,7 @@ from ..transforms.jvp import jvp_program
 from ..transforms.vjp import split_program, vjp_program
 from ..tree_util import tree_flatten, tree_flatten_with_path, tree_unflatten
 from .custom import checkpoint as remat
+from .progress import plan as progress_plan, report
 from .subprograms import (LoopBudget, active_carry, as_array, bind_loop, check_carry,
                           checkpoint_every, conform, count_eqns, fit_carry, is_float, leaves_of,
                           padded, run_sub, strong, trace_closed, trace_sub, vmap_to, zeros_for)
@@ -417,16 +418,28 @@ scan_p = define(
 
 # ---- user API ---------------------------------------------------------------------------------
 
-def while_loop(cond_fun, body_fun, init_val, checkpoint=None):
+def while_loop(cond_fun, body_fun, init_val, checkpoint=None, progress=None):
     """`while cond_fun(val): val = body_fun(val)`, recorded as one loop (Python `while` on a
     traced value cannot be). `val` is any pytree of arrays; its shapes and dtypes stay fixed.
     Differentiable in both modes, with the trip count known only at run time: reverse mode runs
     the loop again recording each step's residuals, or, with `checkpoint=k`, only every k-th
     carry, recomputing each k-step segment in the backward pass (memory O(T/k + k)).
 
+    `progress` (True: every 1,000 steps; a step interval; or fn(step, None)): progress
+    reports, also from compiled code (funcgrad/higher_order/progress.py).
+
         >>> fg.while_loop(lambda c: c[0] < 10, lambda c: (c[0] + 1, c[1] * 2.0), (0, 1.0))
         (10, 1024.0)
     """
+    if progress is not None and progress is not False:
+        every, reporter = progress_plan(progress, None, "fg.while_loop")
+
+        def counted(c):
+            new = body_fun(c[1])
+            report(c[0] + 1, every, None, reporter)
+            return c[0] + 1, new
+        return while_loop(lambda c: cond_fun(c[1]), counted, (np.int64(0), init_val),
+                          checkpoint)[1]
     init, tree = leaves_of(init_val)
     avals = [strong(aval_of(v)) for v in init]
     unflat = lambda *c: tree_unflatten(tree, list(c))
@@ -444,16 +457,28 @@ def while_loop(cond_fun, body_fun, init_val, checkpoint=None):
                 checkpoint=checkpoint_every(checkpoint, "fg.while_loop"))
     return tree_unflatten(tree, list(out))
 
-def scan(f, init, xs=None, length=None, reverse=False, checkpoint=None):
+def scan(f, init, xs=None, length=None, reverse=False, checkpoint=None, progress=None):
     """`carry, y = f(carry, x)` for each x in xs (leading axis), returning the final carry and
     the ys stacked: a loop with outputs, recorded once (like jax.lax.scan). `xs` may be None
     with `length` given. Reverse mode stores each step's residuals; `checkpoint=k` keeps only
     every k-th carry and recomputes the steps in between during the backward pass
     (`checkpoint="sqrt"`: k = ceil(sqrt(length)), memory O(sqrt(length)) carries).
+    `progress` (True, a step interval, or fn(step, total)): progress reports, also from
+    compiled code (funcgrad/higher_order/progress.py).
 
         >>> fg.scan(lambda c, x: (c + x, c * x), 0.0, np.arange(4.0))
         (6.0, array([0., 0., 2., 9.]))
     """
+    if progress is not None and progress is not False:
+        n = length if length is not None else len(tree_flatten(xs)[0][0])
+        reports = progress_plan(progress, n, "fg.scan")
+
+        def counted(c, x):
+            carry, y = f(c[1], x)
+            report(c[0] + 1, reports[0], n, reports[1])
+            return (c[0] + 1, carry), y
+        (_, final), ys = scan(counted, (np.int64(0), init), xs, length, reverse, checkpoint)
+        return final, ys
     carry, tree = leaves_of(init)
     xs_leaves, xtree = tree_flatten(xs)
     xs_leaves = [as_array(x) for x in xs_leaves]
@@ -527,22 +552,30 @@ def _tree_map(fn, *trees):
     leaves = [tree_flatten(t)[0] for t in trees]
     return tree_unflatten(tree_flatten(trees[0])[1], [fn(*ls) for ls in zip(*leaves)])
 
-def fori_loop(lower, upper, body_fun, init_val, checkpoint=None):
+def fori_loop(lower, upper, body_fun, init_val, checkpoint=None, progress=None):
     """`for i in range(lower, upper): val = body_fun(i, val)` as one loop. With Python-number
     bounds it is a scan (reverse mode stores per-step residuals); with traced bounds a
     while_loop (reverse mode re-runs the loop once to record them). `checkpoint`: see scan
-    and while_loop.
+    and while_loop. `progress` (True, a step interval, or fn(step, total)) reports progress
+    from compiled code too (funcgrad/higher_order/progress.py).
 
         >>> fg.fori_loop(0, 5, lambda i, x: x * 2.0, 1.0)
         32.0
     """
+    static = not isinstance(lower, Traced) and not isinstance(upper, Traced)
+    total = max(int(upper) - int(lower), 0) if static else None
+    reports = progress_plan(progress, total, "fg.fori_loop")
+
     def step(c):    # the counter promotes like a Python int: `c + i` keeps an int32 carry int32
         i = convert(c[0], np.int64, weak=True)
-        return c[0] + 1, conform("fg.fori_loop", "body_fun", body_fun(i, c[1]), c[1])
-    if not isinstance(lower, Traced) and not isinstance(upper, Traced):
-        lo, hi = int(lower), int(upper)
+        new = conform("fg.fori_loop", "body_fun", body_fun(i, c[1]), c[1])
+        if reports is not None:
+            report(c[0] + 1 - lower, reports[0], total, reports[1])
+        return c[0] + 1, new
+    if static:
+        lo = int(lower)
         (_, val), _ = scan(lambda c, _: (step(c), None), (np.int64(lo), init_val), None,
-                           length=max(hi - lo, 0), checkpoint=checkpoint)
+                           length=total, checkpoint=checkpoint)
         return val
     lo = as_array(lower)
     _, val = while_loop(lambda c: c[0] < upper, step, (lo, init_val), checkpoint=checkpoint)

@@ -79,7 +79,7 @@ def _rows(data):
 
 
 def fit(loss, params, optimizer, *, steps, data=None, batch_size=None, has_aux=False,
-        log_every=None, seed=0, opt_state=None):
+        log_every=None, seed=0, opt_state=None, progress=None):
     """Run `steps` updates of `optimizer` on loss(params, *data) in one compiled loop.
 
     data: a tuple of arrays sharing their leading axis (rows), passed to loss after params
@@ -89,6 +89,9 @@ def fit(loss, params, optimizer, *, steps, data=None, batch_size=None, has_aux=F
     log_every: print the mean loss every that many steps (the loop then runs in chunks of
     that length, one compiled kernel reused for each).
     opt_state: continue from this optimizer state instead of optimizer.init(params).
+    progress: report progress from inside the compiled loop (True: a tqdm bar if tqdm is
+    installed, else a line about every 1% of the steps; an int: every that many steps;
+    fn(step, total): called instead); see fg.scan.
     Returns a FitResult(params, opt_state, losses, aux).
 
         >>> X = np.random.default_rng(0).normal(size=(64, 2)); y = X @ np.array([2.0, -1.0])
@@ -119,12 +122,12 @@ def fit(loss, params, optimizer, *, steps, data=None, batch_size=None, has_aux=F
                 value, grads = grad_fn(p, *batch)
                 updates, s = optimizer.update(grads, s, p)
                 return (apply_updates(p, updates), s), value
-            (p, s), values = scan(step, (params, state), batches)
+            (p, s), values = scan(step, (params, state), batches, progress=progress)
             return p, s, values
         return run
     # the compiled loop is reused by later fits of the same loss and optimizer while nothing
     # they read from outside their arguments changes (optimize/runners.py)
-    run = cached_runner(loss, ("fit", optimizer, has_aux, full), make,
+    run = cached_runner(loss, ("fit", optimizer, has_aux, full, progress), make,
                         also=(optimizer.init, optimizer.update))
 
     if steps == 0:
