@@ -95,6 +95,9 @@ def next_step(k=None):
         stack[-1][1] = stack[-1][1] + 1 if k is None else k
 
 
+STEPS = "\x00"     # where a compiled check's message gets the steps of the loops around it
+
+
 def message(prim_name, src, infs, produced=None, where_steps=""):
     """The report: what was produced, by which primitive, where, in which role."""
     produced = produced or ("NaN or inf" if infs else "NaN")

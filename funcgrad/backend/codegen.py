@@ -21,7 +21,7 @@ from collections import Counter
 import numpy as np
 
 from ..ir import Lit, Program, Var, _Printer, sub_programs
-from . import split
+from . import check_code, split
 from .fusion import (INDEX_MAPS, REDUCTIONS, literal_broadcasts, materialized, packs,
                      partition, scatter_plan, slice_positions, use_counts, first_writes)
 from .lowerings import dtype_text, literal, lowering, numba_type, printable
@@ -93,6 +93,7 @@ class Generator:
         self.parts = 0
         self.uses, self.inputs, self.producer = {}, set(), {}
         self.lit_values = {}            # var id -> scalar: the value of a broadcast literal
+        self.steps = []                 # the step of each loop being emitted (check_code.py)
         self.fills, self.firsts, self.tails = {}, set(), set()   # (fusion.first_writes)
         self.packs: dict[int, list] = {}     # id(concatenate) -> the values it packs (fusion.packs)
         self.unused: set[int] = set()        # id(reshape) whose only reader is such a pack
@@ -267,6 +268,8 @@ class Generator:
             return
         lower = self.pack if id(e) in self.packs else low.statement
         lines = lower(outs, ins, e) if lower is not None else None
+        if e.prim.name == "debug_check":         # (the steps of the loops around it)
+            lines = check_code.statement(outs, ins, e, self.steps)
         if lines is None:
             lines = self.objmode(outs, ins, e)
         hoist = self.hoists.get(e.outputs[0].id)
@@ -408,7 +411,7 @@ class LoopEmitter:
                 self.scatter(e, oname, pre, post)
                 continue
             if e.prim.name == "debug_check_pointwise" and self.shape:
-                self.debug_check(e, oname, pre, post)
+                check_code.fused(self, e, oname, pre, post)
                 continue
             local = f"{oname}_i" if self.shape else oname
             x = e.inputs[0] if e.prim.name in INDEX_MAPS else None   # spreads a scalar or literal?
@@ -556,20 +559,6 @@ class LoopEmitter:
         if id(e) in self.gen.firsts:           # the first write to a zero buffer
             op = f"= {literal(0, u.aval.dtype)} +"
         self.body.append(f"{target} {op} {self.read(u)}")
-
-    def debug_check(self, e, oname, pre, post):
-        """fg.debug_nans's check inside a loop: a count of bad elements (which keeps the loop
-        vectorisable, unlike a raise in it), raised after the loop (scalar_code._debug_check)."""
-        y, *xs = [self.read(v) for v in e.inputs]
-        bad = "(not np.isfinite({0}))" if e.params["infs"] else "({0} != {0})"
-        cond = bad.format(y) + (" and not (" + " or ".join(bad.format(x) for x in xs) + ")"
-                                if xs else "")
-        pre.append(f"{oname}_bad = 0")              # (+=: a reduction prange accepts)
-        self.body.append(f"{oname}_bad += {cond}")
-        post += [f"if {oname}_bad:", f"    raise FloatingPointError({int(e.params['site'])})"]
-        self.local[e.outputs[0].id] = y
-        if e.outputs[0].id in self.need:
-            self.store(e.outputs[0], oname, y, pre, new=True)
 
     def reduction(self, e, oname, pre, post):
         x, axes, dt = e.inputs[0], e.params["axes"], e.outputs[0].aval.dtype

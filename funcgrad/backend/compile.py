@@ -22,6 +22,7 @@ from .._errors import KernelInterrupted
 from . import loop_emitters  # noqa: F401  (registers the loop and branch emitters)
 from .codegen import Generator
 from ..interpreter import eval_program
+from .._nan_checks import STEPS
 from ..ir import Var, sub_programs
 
 def kernels_made():
@@ -142,9 +143,10 @@ def _reporting(fn, messages):
         try:
             return fn(*args)
         except FloatingPointError as exc:
-            site = exc.args[0] if len(exc.args) == 1 else None
-            if site in messages:
-                raise FloatingPointError(messages[site]) from None
+            site = exc.args[0] if exc.args else None
+            if isinstance(site, int) and site in messages:
+                steps = "".join(f", in step {k} of the loop around it" for k in exc.args[:0:-1])
+                raise FloatingPointError(messages[site].replace(STEPS, steps)) from None
             raise
     return checked
 

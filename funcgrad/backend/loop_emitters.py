@@ -141,7 +141,9 @@ def emit_while(gen, outs, ins, e):
     src.depth += 1
     _poll(gen, polls, cond, body, step=f"{polls} += 1")
     _cond_test(gen, cond, n_cc, carry)
+    gen.steps.append(f"{polls} - 1")
     gen.emit_program(body)
+    gen.steps.pop()
     gen.assign(carry, _atoms(gen, body.outs))
     src.depth -= 1
     buffers.close()
@@ -193,7 +195,9 @@ def emit_scan(gen, outs, ins, e):
         else:
             first[arr] = gen.names[v.id]
             gen.src.emit(f"{first[arr]} = {arr}[{k}]")
+    gen.steps.append(k)
     gen.emit_program(body)
+    gen.steps.pop()
     written = buffers.close()
     for y, o in zip(ys, body.outs[n:]):
         if not (isinstance(o, Var) and o.id in written):

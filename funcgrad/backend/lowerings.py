@@ -338,23 +338,6 @@ def _fft(outs, ins, e):
     return [f"{o} = np.fft.{p['kind']}({x}, {int(p['n'])}, {int(p['axis'])}, {p['norm']!r})"]
 
 
-def _debug_check(outs, ins, e):
-    """fg.debug_nans's check of whole arrays: raise the check's site number where the value
-    has a NaN (inf) and the inputs have none (the caller turns it into the message)."""
-    infs = e.params["infs"]
-
-    def bad(name, aval):
-        if aval.ndim:
-            return f"_vm.{'has_nonfinite' if infs else 'has_nan'}({name})"
-        return f"(not np.isfinite({name}))" if infs else f"({name} != {name})"
-    (o,), (y, *xs) = outs, ins
-    avals = [v.aval for v in e.inputs]
-    cond = bad(y, avals[0])
-    if xs:
-        cond += " and not (" + " or ".join(bad(x, a) for x, a in zip(xs, avals[1:])) + ")"
-    return [f"if {cond}:", f"    raise FloatingPointError({int(e.params['site'])})", f"{o} = {y}"]
-
-
 class Lowering:
     """One entry of the table (see the module docstring)."""
 
@@ -393,7 +376,7 @@ LOWERINGS = {
     "argsort": Lowering(statement=_argsort),
     "solve": Lowering(statement=_solve, fresh=True),
     "fft": Lowering(statement=_fft, fresh=True),
-    "debug_check": Lowering(statement=_debug_check),
+    "debug_check": Lowering(),           # written by codegen with check_code.statement
     # (its template depends on the equation: scalar_code._debug_check writes it; this one is
     # the unchecked value, for code that only counts scalar expressions)
     "debug_check_pointwise": Lowering(scalar="{0}"),

@@ -16,7 +16,7 @@ from .base import define
 
 def _impl(y, *xs, site, message, infs):
     if _nan_checks._bad(y, infs) and not any(_nan_checks._bad(x, infs) for x in xs):
-        raise FloatingPointError(message)
+        raise FloatingPointError(message.replace(_nan_checks.STEPS, ""))
     return y
 
 

@@ -1,0 +1,45 @@
+"""Generated code of fg.debug_nans's checks (funcgrad/_nan_checks.py, primitives/checks.py).
+
+A check raises FloatingPointError(site, step, ...): the check's site number and the step of
+each compiled loop around it (outermost first; Generator.steps), which the caller turns into
+the message (backend/compile.py). Inside a fused loop nest a check counts the elements that
+went bad (a reduction that keeps the loop vectorisable, and that prange accepts) and raises
+after the loop.
+"""
+from __future__ import annotations
+
+
+def _bad(name, scalar, infs):
+    if not scalar:
+        return f"_vm.{'has_nonfinite' if infs else 'has_nan'}({name})"
+    return f"(not np.isfinite({name}))" if infs else f"({name} != {name})"
+
+
+def _raise(site, steps):
+    return f"raise FloatingPointError({int(site)}{''.join(', ' + s for s in steps)})"
+
+
+def statement(outs, ins, e, steps):
+    """A check of whole values (after a non-elementwise equation, or outside loops)."""
+    infs, avals = e.params["infs"], [v.aval for v in e.inputs]
+    (o,), (y, *xs) = outs, ins
+    cond = _bad(y, avals[0].ndim == 0, infs)
+    if xs:
+        cond += " and not (" + " or ".join(_bad(x, a.ndim == 0, infs)
+                                          for x, a in zip(xs, avals[1:])) + ")"
+    return [f"if {cond}:", "    " + _raise(e.params["site"], steps), f"{o} = {y}"]
+
+
+def fused(emitter, e, oname, pre, post):
+    """A check inside a loop nest (codegen.LoopEmitter): the count per element, the raise
+    after the nest; later equations read the checked value itself."""
+    y, *xs = [emitter.read(v) for v in e.inputs]
+    infs = e.params["infs"]
+    cond = _bad(y, True, infs) + (" and not (" + " or ".join(_bad(x, True, infs) for x in xs)
+                                  + ")" if xs else "")
+    pre.append(f"{oname}_bad = 0")
+    emitter.body.append(f"{oname}_bad += {cond}")
+    post += [f"if {oname}_bad:", "    " + _raise(e.params["site"], emitter.gen.steps)]
+    emitter.local[e.outputs[0].id] = y
+    if e.outputs[0].id in emitter.need:
+        emitter.store(e.outputs[0], oname, y, pre, new=True)
