@@ -54,7 +54,7 @@ def insert_checks(prog: Program, infs: bool, _memo=None, _sites=None) -> Program
             if not y.aval.is_float:
                 continue
             checked = Var(y.aval)
-            message = _nan_checks.message(e.prim.name, e.src, infs)
+            message = _nan_checks.message(e.prim.name, e.src, infs, where_steps=_nan_checks.STEPS)
             sites[0] += 1
             eqns.append(Eqn(check, [y] + xs, [checked],
                             dict(site=sites[0], message=message, infs=infs), e.src))
