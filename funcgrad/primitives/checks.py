@@ -11,7 +11,7 @@ caller turns the site number into the message (backend/compile.py).
 from __future__ import annotations
 
 from .. import _nan_checks
-from .base import define
+from .base import define, operands_batch
 
 
 def _impl(y, *xs, site, message, infs):
@@ -21,7 +21,7 @@ def _impl(y, *xs, site, message, infs):
 
 
 def _rules(name, elementwise):
-    return define(name, impl=_impl, elementwise=elementwise,
+    return define(name, impl=_impl, elementwise=elementwise, batch=operands_batch(),
                   abstract=lambda y, *xs, site, message, infs: y,
                   vjp=lambda ct, y, *xs, out, site, message, infs: (ct,) + (None,) * len(xs))
 
