@@ -6,10 +6,10 @@ raises FloatingPointError naming the primitive and the user's line, and for an e
 derived program the role it plays there ("in the backward pass of sqrt"). The interpreter
 checks after each equation (funcgrad/interpreter.py); compiled kernels carry the same checks
 as generated code (transforms/nan_checks.py inserts a `debug_check` equation after each
-floating-point equation, which the backend lowers to an `if ...: raise`), so the origin is
-found in the run that failed, without running anything again. Off, nothing is checked: the
-interpreter reads one module global per equation, and kernels are compiled without checks.
-Imports only funcgrad._errors.
+floating-point equation, which the backend writes as checks in the kernel, backend/check_code.py),
+so the origin is found in the run that failed, without running anything again. Off, nothing
+is checked: the interpreter looks at the mode once per program it runs, and kernels are
+compiled without checks. Imports nothing from funcgrad.
 """
 from __future__ import annotations
 
@@ -36,15 +36,14 @@ def mode():
     return (MODE[0], MODE[1])
 
 
-# called with True when the checks turn on and False when they turn off (fg.jit leaves its
-# per-call fast path then, which knows nothing of them)
+# called with True when the checks turn on and False when they turn off (fg.jit's per-call
+# dispatch keys then carry the mode: api/jit.py)
 LISTENERS: list = []
 
 
 def _set(mode):
     was = active()
     MODE[:] = mode
-    _MASKED.clear()
     if active() != was:
         for listener in LISTENERS:
             listener(active())
@@ -123,15 +122,13 @@ def check(prim_name, src, ins, outs):
     raise FloatingPointError(message(prim_name, src, infs, produced, steps))
 
 
-def check_eqn(e, ins, out):
+def check_eqn(e, ins, out, masked):
     """The interpreter's check of equation e (inputs `ins`, result `out`). Equations whose
     NaNs the strong-zero rule may replace (SourceInfo.masked) are skipped, and their values
-    do not count as bad inputs (the replacement is checked instead)."""
+    do not count as bad inputs (the replacement is checked instead): `masked` is the set of
+    such variables' ids in the program being run."""
     if e.src is not None and e.src.masked:
-        _MASKED.update(v.id for v in e.outputs)
+        masked.update(v.id for v in e.outputs)
         return
-    ins = [x for x, v in zip(ins, e.inputs) if getattr(v, "id", None) not in _MASKED]
+    ins = [x for x, v in zip(ins, e.inputs) if getattr(v, "id", None) not in masked]
     check(e.prim.name, e.src, ins, out if e.prim.multiple_results else [out])
-
-
-_MASKED: set = set()      # ids of variables made by masked equations (while checking)

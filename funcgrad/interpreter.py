@@ -74,7 +74,7 @@ def _eval(prog, args):
     frees = _last_uses(prog)
     override = ir._state.override
     local = _local
-    nan_mode = nan_checks.MODE
+    masked = set() if nan_checks.active() else None     # (fg.debug_nans: _nan_checks.check_eqn)
     for e, free in zip(prog.eqns, frees):
         ins = [v.val if isinstance(v, Lit) else env[v.id] for v in e.inputs]
         prev, override[0] = override[0], e.src
@@ -86,8 +86,8 @@ def _eval(prog, args):
             raise
         finally:
             override[0] = prev
-        if nan_mode[0] or nan_mode[1]:      # fg.debug_nans / fg.debug_infs
-            nan_checks.check_eqn(e, ins, out)
+        if masked is not None:              # fg.debug_nans / fg.debug_infs (on at the start)
+            nan_checks.check_eqn(e, ins, out, masked)
         if e.prim.multiple_results:
             for v, o in zip(e.outputs, out):
                 env[v.id] = o
