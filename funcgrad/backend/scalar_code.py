@@ -65,7 +65,7 @@ def scalar_template(e, in_loop):
     if name == "convert_element_type" and kind == "c" and dtype.kind in "fiu":
         return f"np.{dtype.name}({{0}}.real)"       # NumPy keeps the real part
     exact = EXACT.get((name, kind))
-    if name == "integer_pow" and e.params["y"] < 0 and kind == "c":      # NumPy's power loop
+    if name == "integer_pow" and kind == "c":   # NumPy's power loop (Numba's z ** 3 is cpow)
         exact = f"_vm.c_power({{0}}, complex({float(e.params['y'])!r}, 0.0), {{one}})"
     if exact is not None:
         # (vecmath's float helpers compute in float64 where a literal meets a float32 value:
