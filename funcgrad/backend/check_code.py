@@ -1,10 +1,10 @@
 """Generated code of fg.debug_nans's checks (funcgrad/_nan_checks.py, primitives/checks.py).
 
-A check raises FloatingPointError(site, step, ...): the check's site number and the step of
-each compiled loop around it (outermost first; Generator.steps), which the caller turns into
-the message (backend/compile.py). Inside a fused loop nest a check counts the elements that
+A check raises FloatingPointError(site, step, kind, ...): the check's site number and the
+step and kind ("scan", "while_loop") of each compiled loop around it (outermost first;
+Generator.steps), which the caller turns into the message (backend/compile.py). Inside a fused loop nest a check counts the elements that
 went bad (a reduction that keeps the loop vectorisable, and that prange accepts) and raises
-after the loop.
+after the loop; a check of a scalar raises where it stands.
 """
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ def _bad(name, scalar, infs):
 
 
 def _raise(site, steps):
-    return f"raise FloatingPointError({int(site)}{''.join(', ' + s for s in steps)})"
+    return f"raise FloatingPointError({int(site)}{''.join(f', {k}, {kind!r}' for k, kind in steps)})"
 
 
 def statement(outs, ins, e, steps):
@@ -30,16 +30,28 @@ def statement(outs, ins, e, steps):
     return [f"if {cond}:", "    " + _raise(e.params["site"], steps), f"{o} = {y}"]
 
 
+def _pointwise_bad(emitter, e):
+    y, *xs = [emitter.read(v) for v in e.inputs]
+    infs = e.params["infs"]
+    return y, _bad(y, True, infs) + (" and not (" + " or ".join(_bad(x, True, infs) for x in xs)
+                                     + ")" if xs else "")
+
+
 def fused(emitter, e, oname, pre, post):
     """A check inside a loop nest (codegen.LoopEmitter): the count per element, the raise
     after the nest; later equations read the checked value itself."""
-    y, *xs = [emitter.read(v) for v in e.inputs]
-    infs = e.params["infs"]
-    cond = _bad(y, True, infs) + (" and not (" + " or ".join(_bad(x, True, infs) for x in xs)
-                                  + ")" if xs else "")
+    y, cond = _pointwise_bad(emitter, e)
     pre.append(f"{oname}_bad = 0")
     emitter.body.append(f"{oname}_bad += {cond}")
     post += [f"if {oname}_bad:", "    " + _raise(e.params["site"], emitter.gen.steps)]
     emitter.local[e.outputs[0].id] = y
     if e.outputs[0].id in emitter.need:
         emitter.store(e.outputs[0], oname, y, pre, new=True)
+
+
+def scalar(emitter, e, oname):
+    """A check of a scalar value (a loop-free group of scalar code): raises where it stands."""
+    y, cond = _pointwise_bad(emitter, e)
+    emitter.body += [f"if {cond}:", "    " + _raise(e.params["site"], emitter.gen.steps),
+                     f"{oname} = {y}"]
+    emitter.local[e.outputs[0].id] = oname

@@ -93,7 +93,7 @@ class Generator:
         self.parts = 0
         self.uses, self.inputs, self.producer = {}, set(), {}
         self.lit_values = {}            # var id -> scalar: the value of a broadcast literal
-        self.steps = []                 # the step of each loop being emitted (check_code.py)
+        self.steps = []     # (step expression, kind) of each loop being emitted (check_code.py)
         self.fills, self.firsts, self.tails = {}, set(), set()   # (fusion.first_writes)
         self.packs: dict[int, list] = {}     # id(concatenate) -> the values it packs (fusion.packs)
         self.unused: set[int] = set()        # id(reshape) whose only reader is such a pack
@@ -410,8 +410,11 @@ class LoopEmitter:
             if e.prim.name == "scatter":
                 self.scatter(e, oname, pre, post)
                 continue
-            if e.prim.name == "debug_check_pointwise" and self.shape:
-                check_code.fused(self, e, oname, pre, post)
+            if e.prim.name == "debug_check_pointwise":
+                if self.shape:
+                    check_code.fused(self, e, oname, pre, post)
+                else:
+                    check_code.scalar(self, e, oname)
                 continue
             local = f"{oname}_i" if self.shape else oname
             x = e.inputs[0] if e.prim.name in INDEX_MAPS else None   # spreads a scalar or literal?

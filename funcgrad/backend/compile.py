@@ -145,7 +145,8 @@ def _reporting(fn, messages):
         except FloatingPointError as exc:
             site = exc.args[0] if exc.args else None
             if isinstance(site, int) and site in messages:
-                steps = "".join(f", in step {k} of the loop around it" for k in exc.args[:0:-1])
+                loops = list(zip(exc.args[1::2], exc.args[2::2]))[::-1]     # innermost first
+                steps = "".join(f", in step {k} of the loop around it ({kind})" for k, kind in loops)
                 raise FloatingPointError(messages[site].replace(STEPS, steps)) from None
             raise
     return checked

@@ -141,7 +141,7 @@ def emit_while(gen, outs, ins, e):
     src.depth += 1
     _poll(gen, polls, cond, body, step=f"{polls} += 1")
     _cond_test(gen, cond, n_cc, carry)
-    gen.steps.append(f"{polls} - 1")
+    gen.steps.append((f"{polls} - 1", "while_loop"))
     gen.emit_program(body)
     gen.steps.pop()
     gen.assign(carry, _atoms(gen, body.outs))
@@ -195,7 +195,7 @@ def emit_scan(gen, outs, ins, e):
         else:
             first[arr] = gen.names[v.id]
             gen.src.emit(f"{first[arr]} = {arr}[{k}]")
-    gen.steps.append(k)
+    gen.steps.append((k, "scan"))
     gen.emit_program(body)
     gen.steps.pop()
     written = buffers.close()
@@ -316,7 +316,9 @@ def emit_while_grad(gen, outs, ins, e):
         src.depth += 1
         _append(gen, snaps, f"({pre}_n // {int(every)})")
         src.depth -= 1
+    gen.steps.append((f"{pre}_n", "while_loop"))
     gen.emit_program(fwd)
+    gen.steps.pop()
     if taped.entries and not every:
         taped.append(f"{pre}_n")
     src.emit(f"{pre}_n += 1")
@@ -347,19 +349,23 @@ def emit_while_grad(gen, outs, ins, e):
         src.emit(f"for {pre}_i in range({steps}):")
         src.depth += 1
         _poll(gen, f"{pre}_i", fwd)
+        gen.steps.append((f"{pre}_seg * {int(every)} + {pre}_i", "while_loop"))
         gen.emit_program(fwd)
+        gen.steps.pop()
         taped.write(f"{pre}_i")
         gen.assign(carry, _atoms(gen, fwd.outs[:n]))
         src.depth -= 1
         buffers.close()
-    _sweep(gen, bwd, taped, acc, cts, p["res_src"], bc, steps, pre)
+    _sweep(gen, bwd, taped, acc, cts, p["res_src"], bc, steps, pre,
+           f"{pre}_seg * {int(every)} + " if every else "")
     if every:
         src.depth -= 1
 
 
-def _sweep(gen, bwd, taped, acc, cts, res_src, consts, steps, pre):
+def _sweep(gen, bwd, taped, acc, cts, res_src, consts, steps, pre, first=""):
     """The backward loop. bwd's residual inputs are bound by position (simplification may have
-    merged equal residuals of fwd, so they need not be fwd's output variables)."""
+    merged equal residuals of fwd, so they need not be fwd's output variables). `first`: the
+    forward step of the tape's first entry (a checkpoint segment's), as "<expr> + "."""
     src = gen.src
     n_res = len(res_src)
     gen.alias([v for v, s in zip(bwd.in_vars, res_src) if s >= 0], [consts[s] for s in res_src if s >= 0])
@@ -373,7 +379,9 @@ def _sweep(gen, bwd, taped, acc, cts, res_src, consts, steps, pre):
     for v, s in zip(bwd.in_vars, res_src):
         if s < 0:
             src.emit(f"{gen.names[v.id]} = {next(tapes)}")
+    gen.steps.append((f"{first}{pre}_k", "while_loop"))
     gen.emit_program(bwd)
+    gen.steps.pop()
     for a, g in zip(acc, bwd.outs[:len(acc)]):
         src.emit(f"{a} = {a} + {gen.name(g)}")
     gen.assign(cts, _atoms(gen, bwd.outs[len(acc):]))

@@ -377,8 +377,8 @@ LOWERINGS = {
     "solve": Lowering(statement=_solve, fresh=True),
     "fft": Lowering(statement=_fft, fresh=True),
     "debug_check": Lowering(),           # written by codegen with check_code.statement
-    # (its template depends on the equation: scalar_code._debug_check writes it; this one is
-    # the unchecked value, for code that only counts scalar expressions)
+    # (written by codegen with check_code.fused/scalar; this template is the unchecked value,
+    # for code that only counts scalar expressions)
     "debug_check_pointwise": Lowering(scalar="{0}"),
     "custom_vjp_call": Lowering(renames=True),
     "remat_barrier": Lowering(renames=True),

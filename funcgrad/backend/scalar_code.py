@@ -45,20 +45,9 @@ def vecmath_calls(prog):
     return n
 
 
-def _debug_check(e):
-    """fg.debug_nans's elementwise check: the value, or FloatingPointError(site) where it is
-    NaN (inf) and no input of its equation is (debugmath.py)."""
-    infs = e.params["infs"]
-    bad = "(not np.isfinite({0}))" if infs else "({0} != {0})"
-    inputs = " or ".join(bad.format("{%d}" % i) for i in range(1, len(e.inputs))) or "False"
-    return f"_vm.debug_check{'_inf' if infs else ''}({{0}}, {int(e.params['site'])}, {inputs})"
-
-
 def scalar_template(e, in_loop):
     """The scalar expression for an elementwise equation in generated code."""
     name, dtype = e.prim.name, e.outputs[0].aval.dtype
-    if name == "debug_check_pointwise":
-        return _debug_check(e)
     kind = np.dtype(e.inputs[0].aval.dtype).kind
     if name == "integer_pow" and e.params["y"] < 0 and dtype.kind == "f":
         return f"(1.0 / ({{0}} ** {-e.params['y']}))"     # Numba raises on 0.0 ** -n

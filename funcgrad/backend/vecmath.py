@@ -578,7 +578,7 @@ def power(a, b):
     return np.power(a, b)
 
 
-from .debugmath import debug_check, debug_check_inf, has_nan, has_nonfinite  # noqa: E402,F401
+from .debugmath import has_nan, has_nonfinite  # noqa: E402,F401
 from .complexmath import (c_divide, c_fmax, c_fmin, c_greater, c_greater_equal,  # noqa: E402,F401
                           c_less, c_less_equal, c_maximum, c_minimum, c_power, c_reciprocal)
 

@@ -173,15 +173,17 @@ def _while_grad_impl(*args, cond, body, fwd, bwd, n_cc, n_bc, n_carry, res_src, 
     act_b = [b for b, a in zip(bc, act_bc) if a]
     acc = [np.zeros(np.shape(b), np.asarray(b).dtype) for b in act_b]
 
-    def sweep(tape, acc, ct):
-        for res in reversed(tape):
-            res = [r if s < 0 else bc[s] for r, s in zip(res, res_src)]
+    def sweep(tape, acc, ct, first):
+        for j in range(len(tape) - 1, -1, -1):
+            nan_checks.next_step(first + j)
+            res = [r if s < 0 else bc[s] for r, s in zip(tape[j], res_src)]
             out = run_sub(bwd, *res, *ct)
             acc, ct = [a + g for a, g in zip(acc, out[:len(acc)])], out[len(acc):]
         return acc, ct
 
-    def steps(carry, count, tape):
-        for _ in range(count):
+    def steps(carry, first, count, tape):
+        for j in range(count):
+            nan_checks.next_step(first + j)
             out = run_sub(fwd, *bc, *carry)
             carry = out[:n_carry]
             tape.append(out[n_carry:])
@@ -190,23 +192,24 @@ def _while_grad_impl(*args, cond, body, fwd, bwd, n_cc, n_bc, n_carry, res_src, 
     k = checkpoint or 1 << 62
     snapshots, n, tape = [], 0, []      # the carry every k steps (none without checkpoint)
     budget = LoopBudget()
-    while bool(run_sub(cond, *cc, *carry)[0]):
-        if checkpoint and n % k == 0:
-            snapshots.append(carry)
-        carry = steps(carry, 1, tape if not checkpoint else [])
-        n += 1
-        if budget.spent():              # a long loop: compile and run the whole thing
-            out = budget.settle(compile_loop(while_grad_p, args, dict(
-                cond=cond, body=body, fwd=fwd, bwd=bwd, n_cc=n_cc, n_bc=n_bc, n_carry=n_carry,
-                res_src=res_src, act_bc=act_bc, act_carry=act_carry, checkpoint=checkpoint)))
-            if out is not None:
-                return out
-    if not checkpoint:
-        acc, ct = sweep(tape, acc, ct)
-    for seg in range(len(snapshots) - 1, -1, -1):      # recompute each segment, then sweep it
-        tape = []
-        steps(snapshots[seg], min(k, n - seg * k), tape)
-        acc, ct = sweep(tape, acc, ct)
+    with nan_checks.loop_step("while_loop"):        # (fg.debug_nans reports the step)
+        while bool(run_sub(cond, *cc, *carry)[0]):
+            if checkpoint and n % k == 0:
+                snapshots.append(carry)
+            carry = steps(carry, n, 1, tape if not checkpoint else [])
+            n += 1
+            if budget.spent():              # a long loop: compile and run the whole thing
+                out = budget.settle(compile_loop(while_grad_p, args, dict(
+                    cond=cond, body=body, fwd=fwd, bwd=bwd, n_cc=n_cc, n_bc=n_bc, n_carry=n_carry,
+                    res_src=res_src, act_bc=act_bc, act_carry=act_carry, checkpoint=checkpoint)))
+                if out is not None:
+                    return out
+        if not checkpoint:
+            acc, ct = sweep(tape, acc, ct, 0)
+        for seg in range(len(snapshots) - 1, -1, -1):      # recompute each segment, then sweep it
+            tape = []
+            steps(snapshots[seg], seg * k, min(k, n - seg * k), tape)
+            acc, ct = sweep(tape, acc, ct, seg * k)
     return tuple(np.asarray(a) for a in acc) + tuple(np.asarray(c) for c in ct)
 
 def _while_grad_abstract(*avals, cond, body, fwd, bwd, n_cc, n_bc, n_carry, res_src, act_bc,
