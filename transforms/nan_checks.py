@@ -2,7 +2,8 @@
 
 After every equation with a floating-point output comes `debug_check(y, *inputs)`, whose
 message names the equation's primitive, user line and role; later uses of y read the
-check's output instead, so no check is dead code. Loop bodies and branches get their own.
+check's output instead, so no check is dead code. Loop bodies and branches get their own
+(the loop's or branch's outputs are not checked again: their values come from checked code).
 Equations whose NaNs the strong-zero rule may replace (SourceInfo.masked) are not checked,
 and their values do not count as bad inputs: the replacement is checked instead.
 """
@@ -47,6 +48,9 @@ def insert_checks(prog: Program, infs: bool, _memo=None, _sites=None) -> Program
         if e.prim.name in MOVES_VALUES and not any(getattr(a, "id", None) in masked
                                                    for a in e.inputs):
             continue                   # (the strong-zero rule's select is checked)
+        if any(isinstance(v, Program) or (isinstance(v, tuple) and any(
+                isinstance(q, Program) for q in v)) for v in params.values()):
+            continue        # loops, branches: their outputs come from checked sub-programs
         xs = [a for a in e.inputs if isinstance(a, Var) and a.aval.is_float
               and a.id not in masked]
         check = debug_check_pointwise_p if e.prim.elementwise else debug_check_p

@@ -8,6 +8,8 @@ after the loop; a check of a scalar raises where it stands.
 """
 from __future__ import annotations
 
+import math
+
 
 def _bad(name, scalar, infs):
     if not scalar:
@@ -31,10 +33,21 @@ def statement(outs, ins, e, steps):
 
 
 def _pointwise_bad(emitter, e):
+    """(y, its check): y bad and no input bad, without branches (`>` of booleans, `|`), so
+    that a fused loop stays vectorisable."""
     y, *xs = [emitter.read(v) for v in e.inputs]
     infs = e.params["infs"]
-    return y, _bad(y, True, infs) + (" and not (" + " or ".join(_bad(x, True, infs) for x in xs)
+    xs = [x for x in xs if not _is_literal(x)]
+    return y, _bad(y, True, infs) + (" > (" + " | ".join(_bad(x, True, infs) for x in xs)
                                      + ")" if xs else "")
+
+
+def _is_literal(text):
+    """A finite number written in the code (never bad)."""
+    try:
+        return math.isfinite(float(text))
+    except ValueError:
+        return False
 
 
 def fused(emitter, e, oname, pre, post):
