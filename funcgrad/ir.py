@@ -57,6 +57,9 @@ class Aval:
     def is_float(self):
         return self.dtype.kind in "fc"
 
+    def __reduce__(self):               # (the hash is computed again in the receiving process)
+        return (Aval, (self.shape, self.dtype, self.weak))
+
 
 def aval_of(x) -> Aval:
     """The Aval of a traced value, NumPy array, NumPy scalar or Python scalar."""
@@ -81,6 +84,11 @@ class Var:
 
     def __repr__(self):
         return f"Var#{self.id}:{self.aval}"
+
+    def __reduce__(self):
+        """Unpickled with a fresh id of the receiving process (ids number this process's
+        variables; pickle's memo keeps one Var one object within a pickled program)."""
+        return (Var, (self.aval,))
 
 
 class Lit:
@@ -224,6 +232,21 @@ class Primitive:
 
     def __repr__(self):
         return f"Primitive({self.name})"
+
+    def __reduce__(self):           # pickled by name: a program travels, its rules do not
+        return (primitive_named, (self.name,))
+
+
+PRIMITIVES: dict[str, Primitive] = {}     # by name; filled by primitives.base.define
+
+
+def primitive_named(name):
+    """The registered primitive `name` (how a pickled program names its primitives)."""
+    prim = PRIMITIVES.get(name)
+    if prim is None:
+        raise LookupError(f"no funcgrad primitive named {name!r} in this process: the program "
+                          "was pickled by a funcgrad that has it (a newer version?)")
+    return prim
 
 
 # ---- the trace stack and bind --------------------------------------------------------------

@@ -142,6 +142,10 @@ def _dead():
     return None
 
 
+def _no_tier():
+    return None
+
+
 policy = TieringPolicy()
 
 
@@ -213,6 +217,11 @@ class _Tier:
         self.never = None         # why f is never compiled, once known
         self.guard = None         # guard(f): the state is still self.state (guards.py)
         self.guard_tried, self.guard_misses = False, 0
+
+    def __reduce__(self):
+        """Pickled (cloudpickle copies fg.grad's wrapper with its memo) as no tier: counts
+        and compiled forms stay in this process; the receiver finds f's own."""
+        return (_no_tier, ())
 
     def why(self):
         if self.never:

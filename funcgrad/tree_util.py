@@ -139,6 +139,9 @@ class PyTreeDef:
     def __hash__(self):
         return self._hash
 
+    def __reduce__(self):       # (the hash, of node types by identity, is this process's)
+        return (_treedef, (self.node_type, self.aux, self.children))
+
     def __repr__(self):
         if self.node_type is None:
             return "*"

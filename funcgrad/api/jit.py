@@ -33,6 +33,7 @@ from .background import (Pending, UseKernel, allowed, in_first_call, interpret_f
 from .calls import Args, VjpPlan, evaluate, to_numpy, trace_call
 from .entries import (MISS, PASS_SCALARS, STALE, Entry, Paths, all_hold, fast_key, guard_exits,
                       tree_key)
+from .shipping import jit_state, restore_jit
 
 def prepare(prog):
     """The program as it is compiled: simplified, small arrays in loops made scalars (and
@@ -160,7 +161,19 @@ class JitFunction:
         self._entries: dict = {}
         self._fast: dict = {}
         self._trees = False       # _fast holds keys of pytree arguments (tree_key)
+        self._shipped: dict = {}  # signature -> (program, out tree) unpickled (shipping.py)
         functools.update_wrapper(self, f, updated=())
+
+    def __reduce__(self):
+        """Pickled as its function and the programs of its compiled signatures (shipping.py):
+        another process runs them without tracing again, from its kernel cache."""
+        entries = []
+        for sig, e in list(self._entries.items()):
+            if isinstance(e, Pending):              # (compiling in the background: wait)
+                e = self._finish(sig, e)
+            if isinstance(e, Entry):                # (not paths of Python control flow)
+                entries.append((sig, e.compiled.program, e.out_tree))
+        return (restore_jit, (JitFunction,) + jit_state(self, entries))
 
     def __get__(self, obj, objtype=None):
         """@fg.jit on a method: the instance is the first argument (static, by value: a changed
@@ -219,6 +232,10 @@ class JitFunction:
             if (key is None or kwargs or self.static_argnums or len(a.dyn_vals) != len(args)
                     or a.converted):
                 key = None
+            if sig in self._shipped:            # unpickled: compile the program it came with
+                entry, first = self._compile_shipped(sig, a)
+                self._remember(sig, entry, key if entry.fast is not None else None)
+                return first
             if (self.background if self.background is not None else BACKGROUND) and allowed():
                 first = self._start(sig, a, key)
                 if first is not MISS:
@@ -320,6 +337,14 @@ class JitFunction:
         entry = self._entry(prog, out_tree, n_out, guards)
         out = _first_run(entry, a.dyn_vals, self.f)     # Numba compiles on the first call
         return _with_paths(entry, n_out, guards), tree_unflatten(out_tree, out[:n_out])
+
+    def _compile_shipped(self, sig, a):
+        """(the entry, the results of this call) for a signature whose program was unpickled."""
+        prog, out_tree = self._shipped.pop(sig)
+        getattr(self, "_shipped_blobs", {}).pop(sig, None)
+        entry = self._entry(prog, out_tree, len(prog.outs), [])
+        out = _first_run(entry, a.dyn_vals, self.f)
+        return entry, tree_unflatten(out_tree, out)
 
     def _guarded(self, paths, a, tried=False):
         """A call of a signature whose control flow read traced values: the first compiled

@@ -22,7 +22,7 @@ from .. import ir
 from .._errors import ShapeError, user_frame, where
 from ..ir import Aval, Primitive, Traced, aval_of, bind
 
-REGISTRY: dict[str, Primitive] = {}
+REGISTRY: dict[str, Primitive] = ir.PRIMITIVES     # (ir.primitive_named reads it: pickling)
 NAMESPACE: dict[str, object] = {}   # funcgrad.numpy.<name>
 LINALG: dict[str, object] = {}      # funcgrad.numpy.linalg.<name>
 FFT: dict[str, object] = {}         # funcgrad.numpy.fft.<name>
