@@ -38,6 +38,14 @@ from . import debug  # noqa: F401  (fg.debug)
 from .debug import debug_infs, debug_nans, grad_hook
 
 from ._version import __version__  # noqa: E402
+
+
+def __getattr__(name):         # fg.dask: imported on first use (Dask is an optional extra)
+    if name == "dask":
+        import importlib
+        return importlib.import_module(".dask", __name__)
+    raise AttributeError(f"module 'funcgrad' has no attribute {name!r}")
+
 __all__ = ["grad", "value_and_grad", "vjp", "jvp", "linearize", "jacfwd", "jacrev", "hessian", "hvp", "vmap",
            "stop_gradient", "custom_vjp", "custom_jvp", "custom_root", "custom_linear_solve", "checkpoint", "checkpoint_name", "checkpoint_policies",
            "pure_callback", "make_ir", "saved_residuals", "jit", "debug", "debug_nans", "debug_infs", "grad_hook",

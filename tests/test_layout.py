@@ -13,7 +13,8 @@ Layers, lowest first; a module imports modules of its own layer or lower ones, n
   higher_order  funcgrad/higher_order/: loop, branch and custom-rule primitives (rules transform
                 sub-programs)
   backend       funcgrad/backend/: reads only the IR and the primitive table
-  api           funcgrad/api/, nn, optim, optimize, scipy, ode, testing: the public entry points
+  api           funcgrad/api/, nn, optim, optimize, scipy, ode, testing, debug, dask: the public
+                entry points
   package       funcgrad/__init__.py re-exports
 Imports inside functions count like any other (they are how cycles hide).
 """
@@ -41,7 +42,7 @@ LAYERS = [
     ("higher_order", ["funcgrad.higher_order"]),
     ("backend", ["funcgrad.backend"]),
     ("api", ["funcgrad.api", "funcgrad.nn", "funcgrad.optim", "funcgrad.optimize", "funcgrad.scipy",
-             "funcgrad.ode", "funcgrad.testing", "funcgrad.debug"]),
+             "funcgrad.ode", "funcgrad.testing", "funcgrad.debug", "funcgrad.dask"]),
     ("package", ["funcgrad"]),
 ]
 # The backend reads the IR and the primitive table only (and its own modules).

@@ -12,20 +12,24 @@ What a pickled JitFunction carries:
   signature without running the user's code: from the persistent kernel cache when it shares
   it (FUNCGRAD_CACHE_DIR, verified as always), else by compiling the same source once;
 - a token: unpickling the same function again in one process (each Dask task does) gives the
-  object already unpickled there, with its compiled kernels.
+  object already unpickled there, with its compiled kernels (the last MAX_RESTORED functions
+  unpickled are kept).
 """
 from __future__ import annotations
 
+import collections
 import pickle
 import threading
 import uuid
-import weakref
 
 from .._errors import FuncgradError
 
 __all__ = ["dumps", "restore_jit", "jit_state"]
 
-_RESTORED: weakref.WeakValueDictionary = weakref.WeakValueDictionary()   # token -> JitFunction
+# token -> JitFunction unpickled here, the most recent MAX_RESTORED kept alive with their kernels
+# (a Dask worker unpickles the same function for every task: it compiles once)
+_RESTORED: collections.OrderedDict = collections.OrderedDict()
+MAX_RESTORED = 64
 _LOCK = threading.Lock()
 
 
@@ -68,6 +72,7 @@ def restore_jit(make, token, f_blob, static_argnums, parallel, background, shipp
     with _LOCK:
         jf = _RESTORED.get(token)
         if jf is not None:
+            _RESTORED.move_to_end(token)
             return jf
         f = pickle.loads(f_blob) if f_blob is not None else None
         programs, blobs = {}, {}
@@ -79,6 +84,8 @@ def restore_jit(make, token, f_blob, static_argnums, parallel, background, shipp
         jf._token, jf._shipped, jf._shipped_blobs = token, programs, blobs
         jf._shipped_f = f
         _RESTORED[token] = jf
+        while len(_RESTORED) > MAX_RESTORED:
+            _RESTORED.popitem(last=False)
         return jf
 
 
