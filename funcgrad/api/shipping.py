@@ -5,8 +5,9 @@ or a closure).
 
 What a pickled JitFunction carries:
 - its Python function, when it pickles (cloudpickle, when installed, copies lambdas and
-  closures by value; plain pickle copies module-level functions by reference). Without it
-  the receiver runs only the shipped signatures and says so for any other;
+  closures by value; plain pickle copies module-level functions by reference), pickled once,
+  the first time the JitFunction is. Without it the receiver runs only the shipped
+  signatures and says so for any other;
 - for each signature compiled so far, the program as it is compiled (simplified, scalarized)
   and its output structure. The receiver compiles a shipped program on its first call of that
   signature without running the user's code: from the persistent kernel cache when it shares
@@ -61,8 +62,10 @@ def jit_state(jf, entries):
         if blob is not None:
             shipped.append(blob)
     shipped += getattr(jf, "_shipped_blobs", {}).values()     # received, not yet compiled here
-    return (jf._token, None if f is None else dumps(f), jf.static_argnums, jf.parallel,
-            jf.background, tuple(shipped))
+    if getattr(jf, "_f_blob", None) is None:        # (pickled once: Dask pickles every task)
+        jf._f_blob = b"" if f is None else dumps(f) or b""
+    return (jf._token, jf._f_blob or None, jf.static_argnums, jf.parallel, jf.background,
+            tuple(shipped))
 
 
 def restore_jit(make, token, f_blob, static_argnums, parallel, background, shipped):
