@@ -20,7 +20,7 @@ import funcgrad.numpy as fnp
 
 OUT = pathlib.Path(__file__).resolve().parent / "api.md"
 LIBRARIES = ["nn", "optim", "optimize", "scipy", "scipy.special", "scipy.linalg",
-             *[f"scipy.stats.{d}" for d in fg.scipy.stats.__all__], "tree_util", "flatten_util"]
+             *[f"scipy.stats.{d}" for d in fg.scipy.stats.__all__], "tree_util", "flatten_util", "dask"]
 
 
 def public(module):

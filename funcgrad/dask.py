@@ -41,7 +41,13 @@ def _dask():
 
 
 class DataParallel:
-    """A loss's value and gradient over Dask data; see `value_and_grad`."""
+    """A loss's value and gradient over Dask data; see `value_and_grad`. `kernel` is the
+    fg.jit function every chunk runs; `delayed(*args)` the result as a dask Delayed.
+
+        >>> vg = fg.dask.value_and_grad(lambda w, X: fnp.sum(X @ w))
+        >>> isinstance(vg, fg.dask.DataParallel), type(vg.kernel).__name__
+        (True, 'JitFunction')
+    """
 
     def __init__(self, loss, argnums=0, reduction="sum", value=True):
         if reduction not in ("sum", "mean"):
@@ -128,12 +134,25 @@ def value_and_grad(loss, argnums=0, reduction="sum"):
     """`(value, gradient)` of `loss(*args)` over Dask data, computed chunk by chunk on the
     workers (see the module docstring). reduction: "sum" when the loss adds a term per row
     (the chunks' values and gradients are added), "mean" when it averages them (each chunk's
-    are weighted by its share of the rows)."""
+    are weighted by its share of the rows).
+
+        >>> import dask.array as da
+        >>> X = da.from_array(np.arange(12.0).reshape(6, 2), chunks=(2, -1))   # 3 chunks
+        >>> value, g = fg.dask.value_and_grad(lambda w, X: fnp.sum((X @ w) ** 2))(np.ones(2), X)
+        >>> float(value), g
+        (1006.0, array([ 940., 1072.]))
+    """
     return DataParallel(loss, argnums, reduction)
 
 
 def grad(loss, argnums=0, reduction="sum"):
-    """The gradient of `loss` over Dask data; see `value_and_grad`."""
+    """The gradient of `loss` over Dask data; see `value_and_grad`.
+
+        >>> import dask.array as da
+        >>> X = da.from_array(np.arange(12.0).reshape(6, 2), chunks=(2, -1))
+        >>> fg.dask.grad(lambda w, X: fnp.sum((X @ w) ** 2))(np.ones(2), X)
+        array([ 940., 1072.])
+    """
     return DataParallel(loss, argnums, reduction, value=False)
 
 
@@ -142,7 +161,13 @@ def warmup(client, f, *example_args):
     value_and_grad / grad) for every chunk shape of these arguments, or a fg.jit function for
     these arguments. Workers load the kernels from the persistent cache when they share it
     (FUNCGRAD_CACHE_DIR); each worker keeps them for later tasks. Returns {worker: number of
-    signatures compiled there}."""
+    signatures compiled there}.
+
+        >>> from dask.distributed import Client
+        >>> with Client(processes=False, n_workers=1, dashboard_address=None) as client:
+        ...     list(fg.dask.warmup(client, fg.jit(lambda x: x * 2.0), np.ones(3)).values())
+        [1]
+    """
     if isinstance(f, DataParallel):
         kernel, examples = f.kernel, f.chunk_examples(example_args)
     elif isinstance(f, JitFunction):
@@ -166,7 +191,13 @@ def fit(loss, params, optimizer, *, steps, data, reduction="sum", callback=None)
     the same order as fg.optim.fit without batch_size; `callback(step, params, value)` after
     each step. Returns fg.optim.FitResult (params, opt_state, the loss of every step).
 
-        >>> res = fg.dask.fit(loss, w0, fg.optim.adam(0.1), steps=50, data=(X, y))
+        >>> import dask.array as da
+        >>> X = da.from_array(np.random.default_rng(0).standard_normal((40, 2)), chunks=(10, -1))
+        >>> y = (X[:, 0] > 0).astype(float)
+        >>> loss = lambda w, X, y: fnp.sum(fnp.logaddexp(0.0, X @ w) - y * (X @ w))
+        >>> res = fg.dask.fit(loss, np.zeros(2), fg.optim.adam(0.1), steps=20, data=(X, y))
+        >>> bool(res.losses[-1] < 0.5 * res.losses[0])
+        True
     """
     vg = DataParallel(loss, 0, reduction)
     update = jit(lambda g, state, p: _step(optimizer, g, state, p))
