@@ -128,13 +128,13 @@ class PyTreeDef:
     def __init__(self, node_type, aux, children):
         self.node_type, self.aux, self.children = node_type, aux, tuple(children)
         self.num_leaves = 1 if node_type is None else sum(c.num_leaves for c in self.children)
-        self._hash = hash((node_type, _hashable(aux), self.children))
+        self._hash = hash((node_type, _hashable(_typed(aux)), self.children))
 
     def __eq__(self, other):
         if self is other:                 # (structures are interned: see _treedef)
             return True
         return (isinstance(other, PyTreeDef) and self.node_type is other.node_type
-                and self.aux == other.aux and self.children == other.children)
+                and _typed(self.aux) == _typed(other.aux) and self.children == other.children)
 
     def __hash__(self):
         return self._hash
@@ -153,6 +153,14 @@ class PyTreeDef:
             inner = ", ".join(f"{k!r}: {c!r}" for k, c in zip(self.aux[0], self.children))
             return f"{self.node_type.__name__}({{{inner}}})"
         return f"{self.node_type.__name__}({inner})"
+
+
+def _typed(aux):
+    """aux with the type of each key beside it: dict keys 1, True and 1.0 are equal in Python
+    but make different dicts (and different programs' outputs)."""
+    if type(aux) is tuple:
+        return tuple((type(k), k) for k in aux)
+    return aux
 
 
 def _hashable(aux):

@@ -170,6 +170,11 @@ def test_tree_structures_are_shared_and_never_confused():
         leaves, td = tree_flatten({key: 0.5})
         (got,) = tree_unflatten(td, leaves)
         assert type(got) is type(key)
+    structures = [tree_flatten({key: 0.5})[1] for key in (1, True, 1.0)]
+    assert len(set(structures)) == 3                        # and are different structures
+    f = fg.jit(lambda d: {k: 2 * v for k, v in d.items()}, background=False)
+    for key in (1, True, 1.0):                   # so a compiled call keeps them apart too
+        assert [type(k) for k in f({key: np.ones(2)})] == [type(key)]
 
 
 def test_lists_and_tuples_of_traced_values_are_accepted_like_numpy():
