@@ -11,19 +11,14 @@ import numpy as np
 
 from .._errors import ConcretizationError, user_frame, where as at_line
 from ..ir import Traced, aval_of
-from ..primitives.base import convert, export, float_dtype, full, is_traced, numpy_fallback
+from ..primitives.base import (convert, export, float_dtype, full, is_traced, numpy_fallback,
+                               real_dtype)
 from ..primitives.elementwise import arctan2, conjugate, isnan, not_equal, signbit, where
 from ..primitives.shape import _asarray
 
 
 def _is_complex(x):
     return aval_of(x).dtype.kind == "c"
-
-
-def real_dtype(dtype):
-    """The real dtype of a complex one's parts (complex64 -> float32); others unchanged."""
-    dtype = np.dtype(dtype)
-    return np.empty(0, dtype).real.dtype if dtype.kind == "c" else dtype
 
 
 @export()

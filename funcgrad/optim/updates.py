@@ -24,6 +24,7 @@ from typing import Any, Callable, NamedTuple
 import numpy as np
 
 from .. import numpy as fnp
+from ..numpy._complex import abs2          # (|g|^2: complex second moments are real)
 from ..tree_util import tree_leaves, tree_map, tree_structure
 
 __all__ = ["GradientTransformation", "apply_updates", "chain", "identity", "scale",
@@ -111,15 +112,9 @@ def _dtype(p):
     return p.dtype if hasattr(p, "dtype") else np.asarray(p).dtype
 
 
-def _abs_sq(g):
-    """|g|^2: g * g for real g, the squared modulus for complex g (as optax and PyTorch, so
-    the second moments of complex parameters are real and positive)."""
-    return fnp.real(g * fnp.conj(g)) if fnp.iscomplexobj(g) else g * g
-
-
 def _moment(g, m, decay, order):
     """(1 - decay) * g ** order + decay * m (an exponential moving average; order 2 is |g|^2)."""
-    return (1 - decay) * (g if order == 1 else _abs_sq(g)) + decay * m
+    return (1 - decay) * (g if order == 1 else abs2(g)) + decay * m
 
 
 def _bias_corrected(m, decay, count):
@@ -268,7 +263,7 @@ def scale_by_rss(initial_accumulator_value=0.1, eps=1e-7):
         array([ 0.99999995, -0.99999999])
     """
     def update(updates, state, params=None):
-        sos = tree_map(lambda g, s: _abs_sq(g) + s, updates, state.sum_of_squares)
+        sos = tree_map(lambda g, s: abs2(g) + s, updates, state.sum_of_squares)
         out = tree_map(lambda g, s: fnp.where(s > 0, 1 / fnp.sqrt(s + eps), 0.0) * g, updates, sos)
         return out, ScaleByRssState(sos)
     return GradientTransformation(
@@ -342,7 +337,7 @@ def global_norm(updates):
         >>> fg.optim.global_norm({"a": np.array([3.0]), "b": np.array([[4.0]])})
         5.0
     """
-    return fnp.sqrt(sum(fnp.sum(_abs_sq(g)) for g in tree_leaves(updates)))
+    return fnp.sqrt(sum(fnp.sum(abs2(g)) for g in tree_leaves(updates)))
 
 
 def clip_by_global_norm(max_norm):

@@ -247,6 +247,13 @@ def resolve_ufunc(ufunc, in_types):
     return dts[:ufunc.nin], dts[ufunc.nin]
 
 
+def real_dtype(dtype):
+    """The dtype of a complex dtype's parts (complex64 -> float32: eigenvalues, moduli, FFTs
+    of real signals); other dtypes unchanged."""
+    dtype = np.dtype(dtype)
+    return np.empty(0, dtype).real.dtype if dtype.kind == "c" else dtype
+
+
 def float_dtype(dtype):
     """The floating dtype NumPy computes a transcendental function of `dtype` in."""
     dtype = np.dtype(dtype)

@@ -16,7 +16,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..ir import Aval, aval_of
-from .base import convert, define, full, next_axis, shifted_batch
+from .base import convert, define, full, next_axis, real_dtype, shifted_batch
 from .elementwise import conjugate
 from .shape import concatenate
 
@@ -28,10 +28,6 @@ def _complex(dtype):
     return np.result_type(dtype, np.complex64)
 
 
-def _real(dtype):
-    return np.empty(0, dtype).real.dtype
-
-
 def _abstract(a, *, kind, axis, n, norm):
     shape = list(a.shape)
     if kind == "rfft":
@@ -39,7 +35,7 @@ def _abstract(a, *, kind, axis, n, norm):
         return Aval(shape, _complex(a.dtype))
     if kind == "irfft":
         shape[axis] = n
-        return Aval(shape, _real(a.dtype))
+        return Aval(shape, real_dtype(a.dtype))
     return Aval(shape, a.dtype)
 
 
@@ -81,7 +77,7 @@ def _vjp(ct, x, *, out, kind, axis, n, norm):
     half = fft_p.bind(ct, kind="rfft", axis=axis, n=n, norm="backward")
     a = aval_of(x)
     return (conjugate(half) * _irfft_weights(n, a.shape[axis], axis, a.ndim, scale,
-                                             _real(a.dtype)),)
+                                             real_dtype(a.dtype)),)
 
 
 fft_p = define("fft", impl=_impl, abstract=_abstract, vjp=_vjp,

@@ -36,7 +36,7 @@ import numpy as np
 
 from ..ir import Aval, Traced, aval_of
 from .base import (all_batched, broadcast_shapes, broadcast_to, convert, define, export,
-                   numpy_fallback, operands_batch, reduce_sum, reshape, transpose)
+                   numpy_fallback, operands_batch, real_dtype, reduce_sum, reshape, transpose)
 from .contract import matmul
 from .elementwise import conjugate, where
 from .indexing import getitem
@@ -71,11 +71,6 @@ def _as_float(*xs):
                           for d in (aval_of(x).dtype for x in xs)])
     out = [convert(x if isinstance(x, Traced) else np.asarray(x), dt) for x in xs]
     return out[0] if len(out) == 1 else out
-
-
-def _real(dtype):
-    """The dtype of a complex matrix's eigenvalues or singular values (complex64 -> float32)."""
-    return np.empty(0, dtype).real.dtype
 
 
 def _square(a, square=True):
@@ -127,7 +122,7 @@ def _fold(s, uplo):
     the imaginary part of a Hermitian matrix's diagonal)."""
     if uplo is None:
         return s
-    w = _tril_half(aval_of(s).shape[-1], _real(aval_of(s).dtype))
+    w = _tril_half(aval_of(s).shape[-1], real_dtype(aval_of(s).dtype))
     return (s + _conj(_mT(s))) * (w if uplo == "L" else w.T)
 
 
@@ -246,7 +241,7 @@ def det(a):
 
 slogdet_p = define(     # a real sign is piecewise constant: its cotangent cts[0] is dropped
     "slogdet", batch=STACKED, impl=lambda a: tuple(np.asarray(r) for r in np.linalg.slogdet(a)),
-    abstract=lambda a: (Aval(a.shape[:-2], a.dtype), Aval(a.shape[:-2], _real(a.dtype))),
+    abstract=lambda a: (Aval(a.shape[:-2], a.dtype), Aval(a.shape[:-2], real_dtype(a.dtype))),
     multiple_results=True,
     vjp=lambda cts, a, *, out: _slogdet_vjp(cts, a, out[0]))
 
@@ -256,7 +251,7 @@ def _slogdet_vjp(cts, a, sign):
     # cotangent is c inv(A)^T with c = ct_logabsdet + i Im(ct_sign sign) (real A: sign is +-1)
     c = cts[1]
     if cts[0] is not None and aval_of(a).dtype.kind == "c":
-        phase = 1j * convert(-1j * (cts[0] * sign), _real(aval_of(a).dtype))
+        phase = 1j * convert(-1j * (cts[0] * sign), real_dtype(aval_of(a).dtype))
         c = phase if c is None else c + phase
     return (None if c is None else _times_inv_t(c, a),)
 
@@ -276,7 +271,7 @@ def _cholesky_vjp(ct, a, *, out, upper):
     # Murray (2016): A = L L^T  =>  S = L^-T Phi(L^T Lbar) L^-1, Phi = tril with half diagonal
     # complex A = L L^H: S = L^-T Phi(L^T Lbar) conj(L)^-1; upper: L = U^H, Lbar = conj(Ubar^T)
     lo, lbar = (_conj(_mT(out)), _conj(_mT(ct))) if upper else (out, ct)
-    phi = matmul(_mT(lo), lbar) * _tril_half(aval_of(a).shape[-1], _real(aval_of(a).dtype))
+    phi = matmul(_mT(lo), lbar) * _tril_half(aval_of(a).shape[-1], real_dtype(aval_of(a).dtype))
     x = solve_p.bind(_mT(lo), phi)                    # X = L^-T Phi
     s = _mT(solve_p.bind(_conj(_mT(lo)), _mT(x)))     # X conj(L)^-1 = (conj(L)^-T X^T)^T
     return (_fold(s, "U" if upper else "L"),)
@@ -313,7 +308,7 @@ def _eigh_vjp(cts, a, *, out, UPLO):
 
 
 eigh_p = define("eigh", batch=STACKED, impl=lambda a, *, UPLO: tuple(np.linalg.eigh(a, UPLO=UPLO)),
-                abstract=lambda a, *, UPLO: (Aval(a.shape[:-1], _real(a.dtype)), a),
+                abstract=lambda a, *, UPLO: (Aval(a.shape[:-1], real_dtype(a.dtype)), a),
                 vjp=_eigh_vjp, multiple_results=True)
 
 
@@ -333,7 +328,7 @@ def _eigvalsh_vjp(ct, a, *, out, UPLO):
 
 
 eigvalsh_p = define("eigvalsh", batch=STACKED, impl=lambda a, *, UPLO: np.linalg.eigvalsh(a, UPLO=UPLO),
-                    abstract=lambda a, *, UPLO: Aval(a.shape[:-1], _real(a.dtype)),
+                    abstract=lambda a, *, UPLO: Aval(a.shape[:-1], real_dtype(a.dtype)),
                     vjp=_eigvalsh_vjp)
 
 
@@ -396,7 +391,7 @@ def _svd_vjp(cts, a, *, out, full_matrices, hermitian):
 def _svd_abstract(a, *, full_matrices, hermitian):
     (m, n), b = a.shape[-2:], a.shape[:-2]
     k = min(m, n)
-    return (Aval(b + (m, m if full_matrices else k), a.dtype), Aval(b + (k,), _real(a.dtype)),
+    return (Aval(b + (m, m if full_matrices else k), a.dtype), Aval(b + (k,), real_dtype(a.dtype)),
             Aval(b + (n if full_matrices else k, n), a.dtype))
 
 
@@ -413,7 +408,7 @@ def _svdvals_vjp(ct, a, *, out, hermitian):
 
 svdvals_p = define("svdvals", batch=STACKED, impl=lambda a, *, hermitian: np.asarray(
     np.linalg.svd(a, compute_uv=False, hermitian=hermitian)),
-    abstract=lambda a, *, hermitian: Aval(a.shape[:-2] + (min(a.shape[-2:]),), _real(a.dtype)),
+    abstract=lambda a, *, hermitian: Aval(a.shape[:-2] + (min(a.shape[-2:]),), real_dtype(a.dtype)),
     vjp=_svdvals_vjp)
 
 
@@ -487,7 +482,7 @@ def _eig_vjp(cts, a, *, out):
     (ct_w, ct_v), (w, v) = cts, out
     inner = None if ct_w is None else _diag_embed(ct_w)
     if ct_v is not None:
-        along = convert(reduce_sum(ct_v * v, (aval_of(v).ndim - 2,)), _real(aval_of(v).dtype))
+        along = convert(reduce_sum(ct_v * v, (aval_of(v).ndim - 2,)), real_dtype(aval_of(v).dtype))
         ct_v = ct_v - conjugate(v) * expand_dims(along, -2)
         inner = _add(inner, _inv_diff(w) * matmul(_mT(v), ct_v))
     g = matmul(solve_p.bind(_mT(v), inner), _mT(v))
