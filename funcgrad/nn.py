@@ -3,9 +3,10 @@
 Each is an ordinary traceable function (every transform and fg.jit apply), computed in a
 numerically stable form, with PyTorch's and JAX's conventions at the kinks:
 
-    >>> import funcgrad as fg
-    >>> fg.grad(lambda x: fg.nn.relu(x))(0.0)          # 0.0: relu'(0) = 0, as torch.relu
-    >>> fg.nn.log_softmax(logits, axis=-1)
+    >>> float(fg.grad(lambda x: fg.nn.relu(x))(0.0))     # relu'(0) = 0, as torch.relu
+    0.0
+    >>> fg.nn.log_softmax(np.array([1000.0, 1000.0]), axis=-1)     # no overflow
+    array([-0.69314718, -0.69314718])
 
 `maximum(x, 0)` splits the derivative at the tie (0.5 at x = 0; see docs/conventions.md);
 `relu` keeps 0 there, which is what training code expects.

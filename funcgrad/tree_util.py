@@ -2,10 +2,10 @@
 
 Owns flatten/unflatten and the registry of container types. Imports nothing from funcgrad.
 
-    >>> leaves, tree = tree_flatten({"w": 1.0, "b": (2.0, None)})
+    >>> leaves, tree = fg.tree_util.tree_flatten({"w": 1.0, "b": (2.0, None)})
     >>> leaves
     [2.0, 1.0]
-    >>> tree_unflatten(tree, [20.0, 10.0])
+    >>> fg.tree_util.tree_unflatten(tree, [20.0, 10.0])
     {'b': (20.0, None), 'w': 10.0}
 """
 from __future__ import annotations

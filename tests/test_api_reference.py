@@ -37,3 +37,17 @@ def test_the_example_runs(qual, obj):
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         exec(compile(code, f"<example of {qual}>", "exec"), {"np": np, "fg": fg, "fnp": fnp})
+
+
+@pytest.mark.parametrize("module", ["tree_util", "nn", "optim", "optimize", "flatten_util"])
+def test_module_examples_run_and_print_what_they_say(module):
+    import doctest
+    mod = getattr(fg, module)
+    test = doctest.DocTestParser().get_doctest(mod.__doc__, {"np": np, "fg": fg, "fnp": fnp},
+                                               f"fg.{module}", None, 0)
+    assert test.examples, f"fg.{module}'s docstring has no example"
+    runner = doctest.DocTestRunner(optionflags=doctest.NORMALIZE_WHITESPACE)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        runner.run(test)
+    assert runner.failures == 0, f"an example in fg.{module}'s docstring fails (output above)"

@@ -1,10 +1,15 @@
 """fg.optim: optimizers as optax-shaped gradient transformations, learning-rate schedules, and
 whole training loops compiled as one kernel (`fit`).
 
-    >>> opt = fg.optim.adam(1e-3)
+    >>> loss = lambda p, x, y: fnp.sum((x * p["w"] + p["b"] - y) ** 2)
+    >>> params, x, y = {"w": 0.0, "b": 0.0}, np.arange(4.0), 2.0 * np.arange(4.0) + 1.0
+    >>> opt = fg.optim.adam(0.1)
     >>> state = opt.init(params)
-    >>> updates, state = opt.update(fg.grad(loss)(params, x, y), state, params)
-    >>> params = fg.optim.apply_updates(params, updates)
+    >>> for _ in range(300):
+    ...     updates, state = opt.update(fg.grad(loss)(params, x, y), state, params)
+    ...     params = fg.optim.apply_updates(params, updates)
+    >>> round(float(params["w"]), 2), round(float(params["b"]), 2)
+    (2.0, 1.0)
 
 See updates.py (transformations and the named optimizers), schedules.py and training.py.
 """

@@ -1,6 +1,10 @@
 """fg.optimize: minimizers compiled as one native loop each (SciPy's names and result fields).
 
-    >>> res = fg.optimize.minimize(loss, x0, args=(X, y), method="lbfgs")
+    >>> loss = lambda w, X, y: fnp.sum((X @ w - y) ** 2)
+    >>> X, y = np.array([[1.0, 0.0], [1.0, 1.0], [1.0, 2.0]]), np.array([1.0, 3.0, 5.0])
+    >>> res = fg.optimize.minimize(loss, np.zeros(2), args=(X, y), method="lbfgs")
+    >>> res.success, np.round(res.x, 6)
+    (True, array([1., 2.]))
 
 See quasi_newton.py (L-BFGS, BFGS, gradient descent, bounds by projection) and
 line_search.py (strong Wolfe), nonlinear.py (root: Newton, Broyden; least_squares:
