@@ -224,3 +224,20 @@ def test_literal_writer_is_exact_and_strict():
     assert cache.module_text(src, {"_impl0_gather": (fake, {}, aval, None)}) is None
     assert cache.module_text(src, {"_impl0_gather": (REGISTRY["gather"], {1: 2}, aval, None)}) is None
     assert cache.module_text(src, {}).endswith(src)
+
+
+def test_the_key_covers_every_helper_module_kernels_inline(tmp_path, monkeypatch):
+    """An edit to complexmath.py (or any module vecmath re-exports) changes every key."""
+    here = os.path.dirname(cache.__file__)
+    for name in os.listdir(here):
+        if name.endswith(".py"):
+            shutil.copy(os.path.join(here, name), tmp_path / name)
+    monkeypatch.setattr(cache, "__file__", str(tmp_path / "cache.py"))
+    digests = []
+    for edit in (None, "complexmath.py", "debugmath.py", "vecmath.py"):
+        if edit:
+            with open(tmp_path / edit, "a") as fh:
+                fh.write("\n# edited\n")
+        monkeypatch.setattr(cache, "_VECMATH_DIGEST", None)
+        digests.append(cache._vecmath_digest())
+    assert len(set(digests)) == 4

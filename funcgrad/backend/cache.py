@@ -225,12 +225,19 @@ def _versions():
 
 
 def _vecmath_digest():
-    """Kernels inline vecmath's functions: a change to that file must not reuse old machine code."""
+    """Kernels inline vecmath's functions and those of the backend modules it re-exports
+    (complexmath, debugmath, ...): a change to any of those files must not reuse old machine
+    code."""
     global _VECMATH_DIGEST
     if _VECMATH_DIGEST is None:
-        path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "vecmath.py")
-        with open(path, "rb") as fh:
-            _VECMATH_DIGEST = hashlib.sha256(fh.read()).hexdigest()[:16]
+        here = os.path.dirname(os.path.abspath(__file__))
+        with open(os.path.join(here, "vecmath.py"), "rb") as fh:
+            text = fh.read()
+        h = hashlib.sha256(text)
+        for name in sorted(set(re.findall(rb"^from \.(\w+) import", text, re.M))):
+            with open(os.path.join(here, name.decode() + ".py"), "rb") as fh:
+                h.update(fh.read())
+        _VECMATH_DIGEST = h.hexdigest()[:16]
     return _VECMATH_DIGEST
 
 
