@@ -14,6 +14,12 @@ FAST_MATH = ("exp", "expm1", "log", "log1p", "sin", "cos", "tanh", "logaddexp")
 ACCURATE = ("cbrt",)
 
 
+# complex ufuncs with NumPy's algorithms in complexfuncs.py (c_<name>_<dtype>)
+COMPLEX_FUNCS = ("sqrt", "exp", "exp2", "expm1", "log", "log1p", "log2", "log10", "sin", "cos",
+                 "tan", "sinh", "cosh", "tanh", "arcsin", "arccos", "arctan", "arcsinh",
+                 "arccosh", "arctanh", "absolute")
+
+
 # NumPy's semantics where Numba's scalar versions differ (infinities, integer division by 0
 # and of MIN by -1, 0 ** -n)
 EXACT = {("floor_divide", "f"): "_vm.floor_divide({0}, {1})",
@@ -28,9 +34,17 @@ EXACT = {("floor_divide", "f"): "_vm.floor_divide({0}, {1})",
          **{(name, "c"): f"_vm.c_{name}({{0}}, {{1}})" for name in (
              "less", "less_equal", "greater", "greater_equal", "maximum", "minimum", "fmax",
              "fmin")},
-         ("divide", "c"): "_vm.c_divide({0}, {1}, {one})", ("power", "c"): "_vm.c_power({0}, {1}, {one})",
-         ("reciprocal", "c"): "_vm.c_reciprocal({0}, {one})"}
-_EXACT = {name for name, _ in EXACT}
+         ("divide", "c"): "_vm.c_divide({0}, {1}, {one})",
+         ("power", "c"): "_vm.c_power_{cdtype}({0}, {1})",
+         ("reciprocal", "c"): "_vm.c_reciprocal({0}, {one})",
+         # fused where NumPy's SIMD loops fuse (LLVM code, not a call)
+         ("multiply", "c"): "_vm.c_multiply({0}, {1})", ("square", "c"): "_vm.c_multiply({0}, {0})",
+         # NumPy's complex functions: glibc's algorithms in the operand's precision
+         # (complexfuncs.py); Numba's differ on finite inputs
+         **{(name, "c"): f"_vm.c_{name}_{{cdtype}}({{0}})" for name in COMPLEX_FUNCS}}
+# functions called (and inlined) for any dtype, and for complex operands only
+_EXACT = {name for name, _ in EXACT if name not in COMPLEX_FUNCS + ("multiply", "square")}
+_COMPLEX_CALLS = set(COMPLEX_FUNCS)
 
 
 def vecmath_calls(prog):
@@ -40,6 +54,8 @@ def vecmath_calls(prog):
     for e in prog.eqns:
         name = e.prim.name
         if (name in FAST_MATH and e.outputs[0].aval.ndim) or name in ACCURATE or name in _EXACT:
+            n += 1
+        elif name in _COMPLEX_CALLS and np.dtype(e.inputs[0].aval.dtype).kind == "c":
             n += 1
         n += sum(vecmath_calls(sub) for sub in sub_programs(e.params))
     return n
@@ -55,12 +71,13 @@ def scalar_template(e, in_loop):
         return f"np.{dtype.name}({{0}}.real)"       # NumPy keeps the real part
     exact = EXACT.get((name, kind))
     if name == "integer_pow" and kind == "c":   # NumPy's power loop (Numba's z ** 3 is cpow)
-        exact = f"_vm.c_power({{0}}, complex({float(e.params['y'])!r}, 0.0), {{one}})"
+        exact = f"_vm.c_power_{{cdtype}}({{0}}, complex({float(e.params['y'])!r}, 0.0))"
     if exact is not None:
         # (vecmath's float helpers compute in float64 where a literal meets a float32 value:
         # the result, exact in float64, is rounded once to float32, as NumPy's float32 loop)
         if kind == "c":
-            exact = exact.replace("{one}", f"np.{dtype.name}(1.0)")
+            exact = exact.replace("{one}", f"np.{dtype.name}(1.0)").replace(
+                "{cdtype}", np.dtype(e.inputs[0].aval.dtype).name)
         return (f"np.float32({exact})" if dtype == np.float32
                 else f"np.complex64({exact})" if dtype == np.complex64 else exact)
     if name in ACCURATE and dtype.name in ("float64", "float32"):

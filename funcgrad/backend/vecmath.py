@@ -580,7 +580,9 @@ def power(a, b):
 
 from .debugmath import has_nan, has_nonfinite  # noqa: E402,F401
 from .complexmath import (c_divide, c_fmax, c_fmin, c_greater, c_greater_equal,  # noqa: E402,F401
-                          c_less, c_less_equal, c_maximum, c_minimum, c_power, c_reciprocal)
+                          c_less, c_less_equal, c_maximum, c_minimum, c_multiply, c_power,
+                          c_reciprocal)
+from .complexfuncs import *  # noqa: E402,F401,F403  (c_sqrt_complex128, c_sqrt_complex64, ...)
 
 
 # ---- compiled-once versions, for very large kernels ----------------------------------------------
@@ -600,6 +602,7 @@ def _outline():
         if (not name.startswith("_") and isinstance(fn, numba.core.registry.CPUDispatcher)
                 and fn.targetoptions.get("inline") == "always"):
             setattr(module, name, numba.njit(error_model="numpy")(fn.py_func))
+    module.c_multiply = c_multiply      # (an intrinsic, LLVM code: nothing to outline)
     return module
 
 

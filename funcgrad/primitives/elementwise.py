@@ -140,9 +140,18 @@ def sign(x):
         >>> fnp.sign(x)
     """
     if isinstance(x, Traced) and x.aval.dtype.kind == "c":
-        mag = absolute(x)
-        zero = mag == 0.0
-        return where(zero, 0.0, x / where(zero, 1.0, mag))
+        # as NumPy's loop: each part divided by hypot(re, im) (x / |x| would divide by a complex,
+        # through 1 / |x|, which overflows for subnormal |x|; np.abs rounds differently from
+        # hypot); where |x| overflows at finite parts, NumPy gives 0 + sign(imag) 1j
+        part = np.finfo(x.aval.dtype).dtype
+        re, im = convert(x, part), convert(x * -1j, part)
+        zero = (re == 0.0) & (im == 0.0)
+        mag = hypot(where(zero, 1.0, re), im)        # (hypot's derivative is NaN at 0)
+        big = isinf(mag)
+        m = where(big, 1.0, mag)
+        r, i = where(big, 0.0, re / m), where(big, _sign(im), im / m)
+        # r + i j with both signed zeros kept: -(-r + 0j) is r - 0j, i * -1j is +0 - i j
+        return where(zero, 0.0, -convert(-r, x.aval.dtype) - i * -1j)
     return _sign(x)
 
 floor = _ufunc(np.floor)
