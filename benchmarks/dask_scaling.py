@@ -18,6 +18,7 @@ import numpy as np
 
 import funcgrad as fg
 import funcgrad.numpy as fnp
+from timing import median_seconds
 
 QUICK = "--quick" in sys.argv
 D = 16
@@ -27,15 +28,6 @@ SIZES = [10_000, 100_000, 1_000_000] if QUICK else [10_000, 100_000, 300_000, 1_
 def loss(w, X, y):
     z = X @ w
     return fnp.sum(fnp.logaddexp(0.0, z) - y * z)
-
-
-def median_seconds(call, repeats):
-    times = []
-    for _ in range(repeats):
-        t = time.perf_counter()
-        call()
-        times.append(time.perf_counter() - t)
-    return float(np.median(times))
 
 
 def data(n, da):

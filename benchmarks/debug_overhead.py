@@ -8,12 +8,12 @@ G2  the same at 20,000 x 64: elementwise work, fused loops with a check per oper
 L1  gradient through 200 steps of an elementwise update of 100,000 values (fg.fori_loop).
 """
 import sys
-import time
 
 import numpy as np
 
 import funcgrad as fg
 import funcgrad.numpy as fnp
+from timing import median_seconds
 
 QUICK = "--quick" in sys.argv
 
@@ -24,15 +24,6 @@ def loss(w, X, y):
 
 def steps(x):
     return fnp.sum(fg.fori_loop(0, 200, lambda i, c: c + 0.01 * fnp.sin(c) * fnp.exp(-c * c), x))
-
-
-def median_seconds(call, repeats):
-    times = []
-    for _ in range(repeats):
-        t = time.perf_counter()
-        call()
-        times.append(time.perf_counter() - t)
-    return float(np.median(times))
 
 
 def main():
