@@ -40,6 +40,7 @@ import numpy as np  # noqa: E402
 import funcgrad as fg  # noqa: E402
 import funcgrad.numpy as fnp  # noqa: E402
 from funcgrad.tiering import policy  # noqa: E402
+from timing import calls_per_loop  # noqa: E402
 
 QUICK = "--quick" in sys.argv
 REPEATS = 3 if QUICK else 11
@@ -165,16 +166,7 @@ COMPILED = ("fg.jit", "jax.jit (x64)", "fg.jit(fg.grad)", "jax.jit(jax.grad) (x6
 
 def median_seconds(call, args):
     """Median over REPEATS of (a loop of r calls) / r, r chosen so a loop lasts MIN_LOOP_S."""
-    for _ in range(15):                     # warm-up (past funcgrad's tiering threshold)
-        call(*args)
-    r = 1
-    while True:
-        t0 = time.perf_counter()
-        for _ in range(r):
-            call(*args)
-        if time.perf_counter() - t0 >= MIN_LOOP_S:
-            break
-        r *= 2
+    r = calls_per_loop(call, args, MIN_LOOP_S, 15)      # (15: past funcgrad's tiering threshold)
     times = []
     for _ in range(REPEATS):
         t0 = time.perf_counter()

@@ -12,3 +12,18 @@ def median_seconds(call, repeats):
         call()
         times.append(time.perf_counter() - t)
     return float(np.median(times))
+
+
+def calls_per_loop(call, args, min_seconds, warmup):
+    """After `warmup` calls of call(*args): the number of calls r (a power of 2) for which a
+    loop of r calls lasts at least `min_seconds` (timing loops, not single fast calls)."""
+    for _ in range(warmup):
+        call(*args)
+    r = 1
+    while True:
+        t0 = time.perf_counter()
+        for _ in range(r):
+            call(*args)
+        if time.perf_counter() - t0 >= min_seconds:
+            return r
+        r *= 2

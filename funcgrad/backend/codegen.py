@@ -24,9 +24,9 @@ from ..ir import Lit, Program, Var, _Printer, sub_programs
 from . import check_code, split
 from .fusion import (INDEX_MAPS, REDUCTIONS, literal_broadcasts, materialized, packs,
                      partition, scatter_plan, slice_positions, use_counts, first_writes)
+from .loop_reductions import COLUMN_ROWS, ReductionEmitter, parallel_need
 from .lowerings import dtype_text, literal, lowering, numba_type, printable
-from .scalar_code import (FAST_MATH, fast_math_template, reduction_start, scalar_template,
-                          vecmath_calls)
+from .scalar_code import FAST_MATH, fast_math_template, scalar_template, vecmath_calls
 
 RESERVED = set(keyword.kwlist) | {"np", "numba", "math", "range", "len", "min", "max", "abs"}
 
@@ -91,6 +91,7 @@ class Generator:
         self.large = (split.weight(prog, self.weights) > split.SPLIT_SIZE
                       or vecmath_calls(prog) > split.INLINE_CALLS)
         self.parts = 0
+        self.chunk_loops = 0            # loops run as chunks in parallel (loop_reductions.py)
         self.uses, self.inputs, self.producer = {}, set(), {}
         self.lit_values = {}            # var id -> scalar: the value of a broadcast literal
         self.steps = []     # (step expression, kind) of each loop being emitted (check_code.py)
@@ -316,7 +317,7 @@ class Generator:
         return [f"({''.join(o + ', ' for o in got)}) = {fn}({', '.join(ins)})"]
 
 
-class LoopEmitter:
+class LoopEmitter(ReductionEmitter):
     """Emit one loop group."""
 
     def __init__(self, gen: Generator, group, need):
@@ -339,6 +340,9 @@ class LoopEmitter:
         # that. See fusion.scatter_plan: each element still gets its terms in the interpreter's order
         self.plan = scatter_plan(group.eqns, self.idx) if gen.planned(group) else {}
         self.later: list[tuple[str, str]] = []    # (buffer[position], stored term) after it
+        # parallel=True: None (serial), "prange" or "chunks" (loop_reductions.py)
+        self.mode, self.rows = self.parallel_mode()
+        self.chunk, self.chunk_pre, self.chunk_post = None, [], []
 
     def index(self, positions):
         return "[" + ", ".join(positions) + "]" if positions else ""
@@ -398,6 +402,8 @@ class LoopEmitter:
         self.body, pre, post = [], [], []
         # statements just before / just after the loop over index k (at depth k)
         self.level_pre, self.level_post = {}, {}
+        if self.mode == "chunks":
+            pre.append(self.chunk_setup(self.rows))
         twins = self.sin_cos_twins()
         starts = []                     # where each equation's lines begin in self.body
         for e in self.g.eqns:
@@ -469,12 +475,19 @@ class LoopEmitter:
         src.emit(f"# fused loop over {gen.dims(self.shape)}: {names}")
         for line in pre:
             src.emit(line)
-        outer = "numba.prange" if self.parallel_ok() else "range"
+        outer = "numba.prange" if self.mode else "range"
         opened = [n != 1 for n in self.shape]       # a dimension of size 1 has no loop
+        if self.chunk:
+            self.open_chunks(src)
         for k, n in enumerate(self.shape):
             for line in self.level_pre.get(k, ()):
                 src.emit(line)
-            if opened[k]:
+            if k == 0 and self.chunk:      # (counted from 0: see loop_reductions.open_chunks)
+                j, lo, hi = f"pj{self.chunk[0][2:]}", self.chunk[2], self.chunk[3]
+                src.emit(f"for {j} in range({hi} - {lo}):")
+                src.emit(f"    i0 = {lo} + {j}")
+                src.depth += 1
+            elif opened[k]:
                 src.emit(f"for i{k} in {outer if k == 0 else 'range'}({gen.dim(n)}):")
                 src.depth += 1
         if self.split_body:
@@ -492,12 +505,14 @@ class LoopEmitter:
                 src.depth -= 1
             for line in self.level_post.get(k, ()):
                 src.emit(line)
+        if self.chunk:
+            self.close_chunks(src)
         for line in post:
             src.emit(line)
         for target, term in self.later:           # deferred scatter-adds, each its own loop
-            for k, n in enumerate(self.shape):
+            for k, n in enumerate(self.shape):    # (one-to-one positions: prange is safe)
                 if opened[k]:
-                    src.emit(f"for i{k} in range({gen.dim(n)}):")
+                    src.emit(f"for i{k} in {outer if k == 0 else 'range'}({gen.dim(n)}):")
                     src.depth += 1
             src.emit(f"{target} += {term}")
             src.depth -= sum(opened)
@@ -518,17 +533,18 @@ class LoopEmitter:
         self.body.append(f"{oname}{self.index(self.idx)} = {local}")
         return True
 
-    def parallel_ok(self):
-        """prange over the outer loop is safe: sums into scalars, writes indexed by i0 only."""
+    def parallel_mode(self):
+        """(mode, outer iterations per chunk at least): how the outer loop runs in parallel,
+        from what each equation needs (loop_reductions.parallel_need)."""
         if (not self.gen.parallel or self.gen.nested or self.split_body or not self.shape
                 or self.shape[0] == 1 or int(np.prod(self.shape)) < PARALLEL_MIN_SIZE):
-            return False
-        for e in self.g.eqns:
-            if e.prim.name in ("reduce_max", "reduce_min", "scatter"):
-                return False
-            if e.prim.name == "reduce_sum" and 0 in e.params["axes"] and len(e.params["axes"]) < len(self.shape):
-                return False
-        return True
+            return None, 1
+        needs = {parallel_need(self, e) for e in self.g.eqns}
+        if None in needs or ("columns" in needs and self.shape[0] < 2 * COLUMN_ROWS):
+            return None, 1
+        if needs <= {"prange"}:
+            return "prange", 1
+        return "chunks", COLUMN_ROWS if "columns" in needs else 1
 
     def scatter(self, e, oname, pre, post):
         """x.at[slices] op= u inside the loop: copy x once (or take it over when this is its
@@ -545,6 +561,8 @@ class LoopEmitter:
         how, first = self.plan.get(id(e), (None, None))
         if how == "next":       # the term of iteration i goes where iteration i + 1 adds
             carried, n = f"{oname}_next{len(pre)}", self.gen.dim(self.shape[0])
+            if self.chunk:
+                return self.chunk_carry(e, oname, carried, first, target, u, pre, post)
             pre.append(f"{carried} = {literal(0, u.aval.dtype)}")
             self.body += ["if i0 >= 1:", f"    {oname}{self.index(first)} += {carried}",
                           f"{carried} = {self.read(u)}"]
@@ -562,80 +580,3 @@ class LoopEmitter:
         if id(e) in self.gen.firsts:           # the first write to a zero buffer
             op = f"= {literal(0, u.aval.dtype)} +"
         self.body.append(f"{target} {op} {self.read(u)}")
-
-    def reduction(self, e, oname, pre, post):
-        x, axes, dt = e.inputs[0], e.params["axes"], e.outputs[0].aval.dtype
-        val = self.read(x)
-        if e.prim.name == "reduce_sum" and dt.kind == "f":
-            return self.compensated_sum(e, oname, val, pre, post)
-        kept = [self.idx[k] for k in range(len(self.shape)) if k not in axes]
-        out_shape = e.outputs[0].aval.shape
-        init = literal(reduction_start(e.prim.name, dt), dt)
-        target = f"{oname}{self.index(kept)}" if kept else oname
-        if kept:
-            pre.append(f"{oname} = np.full({self.gen.dims(out_shape)}, {init}, {dtype_text(dt)})")
-        else:
-            pre.append(f"{oname} = {init}")
-        if e.prim.name == "reduce_sum":
-            self.body.append(f"{target} += {val}")
-        else:
-            cmp = ">" if e.prim.name == "reduce_max" else "<"
-            self.body.append(f"if {val} {cmp} {target} or {val} != {val}:")
-            self.body.append(f"    {target} = {val}")
-
-    def compensated_sum(self, e, oname, val, pre, post):
-        """A float sum accumulated with a running compensation (Knuth's TwoSum: the rounding
-        error of every addition is itself summed), in float64 for float32 data, so a sum of
-        10**7 terms is as accurate as NumPy's pairwise sum or better. The extra additions are
-        off the loop's dependency chain, so a serial sum costs about what the plain one did.
-        In a parallel loop a full sum keeps one partial sum per outer index, added up after."""
-        axes, dt = e.params["axes"], e.outputs[0].aval.dtype
-        acc = np.dtype(np.float64) if dt.itemsize < 8 else dt
-        kept = [k for k in range(len(self.shape)) if k not in axes]
-        partial = not kept and self.parallel_ok()
-        if partial:
-            kept = [0]
-        acc_t, zero = dtype_text(acc), literal(0, acc)
-        m = len(kept)
-        row = 0 < m < len(self.shape) and kept == list(range(m)) and not partial
-        if row:       # trailing axes reduced: scalar accumulators around the inner loops
-            at, comp = f"{oname}_acc", f"{oname}_c"
-            pre.append(f"{oname} = np.empty({self.gen.dims(e.outputs[0].aval.shape)}, "
-                       f"{dtype_text(dt)})")
-            self.level_pre.setdefault(m, []).append(f"{at} = {zero}; {comp} = {zero}")
-            self.level_post.setdefault(m, []).append(
-                f"{oname}{self.index(self.idx[:m])} = {dtype_text(dt)}(_vm.compensated({at}, {comp}))")
-        elif kept:
-            shape = self.gen.dims([self.shape[k] for k in kept])
-            at = f"{oname}{self.index([self.idx[k] for k in kept])}"
-            comp = f"{oname}_c{self.index([self.idx[k] for k in kept])}"
-            pre += [f"{oname} = np.zeros({shape}, {acc_t})", f"{oname}_c = np.zeros({shape}, {acc_t})"]
-        else:
-            at, comp = f"{oname}_acc", f"{oname}_c"
-            pre += [f"{at} = {zero}", f"{comp} = {zero}"]
-        v = f"{acc_t}({val})" if acc != dt else val
-        if not kept and self.defer_sums:       # the terms stored, summed in their order after
-            terms = f"{oname}_t"
-            pre.append(f"{terms} = np.empty({self.gen.dims(self.shape)}, {acc_t})")
-            self.body.append(f"{terms}{self.index(self.idx)} = {v}")
-            if len(self.shape) > 1:
-                post.append(f"{terms}_flat = {terms}.ravel()")
-                terms += "_flat"
-            post += [f"for {oname}_j in range({terms}.shape[0]):",
-                     f"    {at}, {comp} = _vm.add_compensated({at}, {comp}, {terms}[{oname}_j])",
-                     f"{oname} = {dtype_text(dt)}(_vm.compensated({at}, {comp}))"]
-            return
-        self.body.append(f"{at}, {comp} = _vm.add_compensated({at}, {comp}, {v})")
-        if row:
-            pass
-        elif partial:
-            post.append(f"{oname} = {dtype_text(dt)}(_vm.compensated_total({oname}, {oname}_c))")
-        elif kept:
-            out = oname if acc == dt else f"{oname}_o"
-            if acc != dt:
-                post.append(f"{out} = np.empty({shape}, {dtype_text(dt)})")
-            post.append(f"_vm.compensated_into({oname}, {oname}_c, {out})")
-            if out != oname:
-                post.append(f"{oname} = {out}")
-        else:
-            post.append(f"{oname} = {dtype_text(dt)}(_vm.compensated({at}, {comp}))")
