@@ -10,7 +10,7 @@ and their values do not count as bad inputs: the replacement is checked instead.
 from __future__ import annotations
 
 from .. import _nan_checks
-from ..ir import Eqn, Program, Var
+from ..ir import Eqn, Program, Var, sub_programs
 from ..primitives.checks import debug_check_p, debug_check_pointwise_p
 
 __all__ = ["insert_checks"]
@@ -48,8 +48,7 @@ def insert_checks(prog: Program, infs: bool, _memo=None, _sites=None) -> Program
         if e.prim.name in MOVES_VALUES and not any(getattr(a, "id", None) in masked
                                                    for a in e.inputs):
             continue                   # (the strong-zero rule's select is checked)
-        if any(isinstance(v, Program) or (isinstance(v, tuple) and any(
-                isinstance(q, Program) for q in v)) for v in params.values()):
+        if next(sub_programs(params), None) is not None:
             continue        # loops, branches: their outputs come from checked sub-programs
         xs = [a for a in e.inputs if isinstance(a, Var) and a.aval.is_float
               and a.id not in masked]

@@ -2,9 +2,10 @@
 
 A check raises FloatingPointError(site, step, kind, ...): the check's site number and the
 step and kind ("scan", "while_loop") of each compiled loop around it (outermost first;
-Generator.steps), which the caller turns into the message (backend/compile.py). Inside a fused loop nest a check counts the elements that
-went bad (a reduction that keeps the loop vectorisable, and that prange accepts) and raises
-after the loop; a check of a scalar raises where it stands.
+Generator.steps), which the caller turns into the message (backend/compile.py). Inside a
+fused loop nest a check counts the elements that went bad (a reduction that keeps the loop
+vectorisable, and that prange accepts) and raises after the loop; a check of a scalar raises
+where it stands.
 """
 from __future__ import annotations
 

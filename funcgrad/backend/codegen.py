@@ -173,6 +173,13 @@ class Generator:
         return "(" + "".join(f"{self.dim(d)}, " for d in shape) + ")"
 
     # -- whole function -------------------------------------------------------------------------
+    def emit_step(self, prog, step, kind):
+        """prog as the body of a loop ("scan", "while_loop") whose step is the expression
+        `step`: checks in it report that step (check_code.py)."""
+        self.steps.append((step, kind))
+        self.emit_program(prog)
+        self.steps.pop()
+
     def emit_program(self, prog):
         """The equations of prog (the kernel, or a loop body / branch at the current depth);
         in parts (split.py) when the program is large."""

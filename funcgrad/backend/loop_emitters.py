@@ -141,9 +141,7 @@ def emit_while(gen, outs, ins, e):
     src.depth += 1
     _poll(gen, polls, cond, body, step=f"{polls} += 1")
     _cond_test(gen, cond, n_cc, carry)
-    gen.steps.append((f"{polls} - 1", "while_loop"))
-    gen.emit_program(body)
-    gen.steps.pop()
+    gen.emit_step(body, f"{polls} - 1", "while_loop")
     gen.assign(carry, _atoms(gen, body.outs))
     src.depth -= 1
     buffers.close()
@@ -195,9 +193,7 @@ def emit_scan(gen, outs, ins, e):
         else:
             first[arr] = gen.names[v.id]
             gen.src.emit(f"{first[arr]} = {arr}[{k}]")
-    gen.steps.append((k, "scan"))
-    gen.emit_program(body)
-    gen.steps.pop()
+    gen.emit_step(body, k, "scan")
     written = buffers.close()
     for y, o in zip(ys, body.outs[n:]):
         if not (isinstance(o, Var) and o.id in written):
@@ -316,9 +312,7 @@ def emit_while_grad(gen, outs, ins, e):
         src.depth += 1
         _append(gen, snaps, f"({pre}_n // {int(every)})")
         src.depth -= 1
-    gen.steps.append((f"{pre}_n", "while_loop"))
-    gen.emit_program(fwd)
-    gen.steps.pop()
+    gen.emit_step(fwd, f"{pre}_n", "while_loop")
     if taped.entries and not every:
         taped.append(f"{pre}_n")
     src.emit(f"{pre}_n += 1")
@@ -349,9 +343,7 @@ def emit_while_grad(gen, outs, ins, e):
         src.emit(f"for {pre}_i in range({steps}):")
         src.depth += 1
         _poll(gen, f"{pre}_i", fwd)
-        gen.steps.append((f"{pre}_seg * {int(every)} + {pre}_i", "while_loop"))
-        gen.emit_program(fwd)
-        gen.steps.pop()
+        gen.emit_step(fwd, f"{pre}_seg * {int(every)} + {pre}_i", "while_loop")
         taped.write(f"{pre}_i")
         gen.assign(carry, _atoms(gen, fwd.outs[:n]))
         src.depth -= 1
@@ -379,9 +371,7 @@ def _sweep(gen, bwd, taped, acc, cts, res_src, consts, steps, pre, first=""):
     for v, s in zip(bwd.in_vars, res_src):
         if s < 0:
             src.emit(f"{gen.names[v.id]} = {next(tapes)}")
-    gen.steps.append((f"{first}{pre}_k", "while_loop"))
-    gen.emit_program(bwd)
-    gen.steps.pop()
+    gen.emit_step(bwd, f"{first}{pre}_k", "while_loop")
     for a, g in zip(acc, bwd.outs[:len(acc)]):
         src.emit(f"{a} = {a} + {gen.name(g)}")
     gen.assign(cts, _atoms(gen, bwd.outs[len(acc):]))
