@@ -8,7 +8,11 @@ Conventions: the nan* functions replace NaN entries with fnp.where before reduci
 gradient at a NaN entry is 0 (and an all-NaN slice gives NaN, as NumPy). median and quantile
 sort and then gather (and linearly interpolate between) the selected order statistics, so the
 gradient flows to the selected elements only; a slice containing NaN gives NaN. The index
-arithmetic of quantile is NumPy's for every method, so `q` must be concrete.
+arithmetic of quantile is NumPy's for every method, written with funcgrad's functions so that `q`
+may be traced: the derivative in q of the interpolating methods (linear, hazen, weibull, ...) is
+(upper - lower order statistic) times d(virtual index)/dq, e.g. (x[hi] - x[lo]) * (n - 1) for
+'linear'; the methods that pick one order statistic (lower, nearest, inverted_cdf, ...) are
+piecewise constant in q (derivative 0, as finite differences).
 """
 from __future__ import annotations
 
@@ -17,9 +21,10 @@ import operator
 import numpy as np
 
 from ..ir import Traced, aval_of
-from ..primitives.base import (convert, export, normalize_axes, numpy_fallback,
+from ..primitives.base import (convert, export, has_traced, normalize_axes, numpy_fallback,
                                reshape as _reshape, transpose as _transpose)
-from ..primitives.elementwise import clip, isnan, logical_not, sqrt, where as _where
+from ..primitives.elementwise import (ceil, clip, floor, isnan, logical_and, logical_not,
+                                      maximum, rint, sqrt, where as _where)
 from ..primitives.indexing import getitem, slice_axis
 from ._complex import conj, imag, real
 from ..primitives.reductions import argsort, max as _max, min as _min, prod as _prod, sum as _sum
@@ -256,30 +261,32 @@ _METHODS = ("inverted_cdf", "averaged_inverted_cdf", "closest_observation", *_AL
 
 
 def _discrete(index, cond):
-    prev = np.floor(index)
-    return np.maximum(np.where(cond(index - prev, index), prev, prev + 1).astype(np.intp), 0)
+    prev = floor(index)
+    return maximum(_where(cond(index - prev, index), prev, prev + 1), 0).astype(np.intp)
 
 
 def _quantile_rule(n, q, method):
-    """NumPy's virtual index of quantile q for `method`, and its gamma fix (None: integral)."""
+    """NumPy's virtual index of quantile q for `method`, and its gamma fix (None: integral).
+    Written with funcgrad's functions, so that q may be traced: the index is piecewise linear
+    in q (its derivative flows through gamma in _quantile), the rounding steps have derivative 0."""
     same = lambda g, vi: g
     if method == "linear":
         return (n - 1) * q, same
     if method in _ALPHA_BETA:
         al, be = _ALPHA_BETA[method]
         return n * q + (al + q * (1 - al - be)) - 1, same
-    rounders = {"lower": np.floor, "higher": np.ceil, "nearest": np.around}
+    rounders = {"lower": floor, "higher": ceil, "nearest": rint}   # np.around rounds half to even
     if method in rounders:
         return rounders[method]((n - 1) * q).astype(np.intp), None
     if method == "midpoint":
-        return (0.5 * (np.floor((n - 1) * q) + np.ceil((n - 1) * q)),
-                lambda g, vi: np.where(vi % 1 == 0, 0.0, 0.5))
+        return (0.5 * (floor((n - 1) * q) + ceil((n - 1) * q)),
+                lambda g, vi: _where(vi % 1 == 0, 0.0, 0.5))
     if method == "averaged_inverted_cdf":
-        return n * q - 1, lambda g, vi: np.where(g == 0, 0.5, 1.0)
+        return n * q - 1, lambda g, vi: _where(g == 0, 0.5, 1.0)
     if method == "inverted_cdf":
         return _discrete(n * q - 1, lambda g, i: g == 0), None
     if method == "closest_observation":
-        return _discrete(n * q - 1 - 0.5, lambda g, i: (g == 0) & (np.floor(i) % 2 == 1)), None
+        return _discrete(n * q - 1 - 0.5, lambda g, i: logical_and(g == 0, floor(i) % 2 == 1)), None
     raise ValueError(f"{method!r} is not a valid method. Use one of: {_METHODS}")
 
 
@@ -288,35 +295,53 @@ def _quantile(a, q, axis, method, keepdims, weak):
     s = sort(s, axis=0)
     n, rest = aval_of(s).shape[0], aval_of(s).shape[1:]
     vi, fix = _quantile_rule(n, q, method)
-    vi = np.asarray(vi)
-    if fix is None or (method == "linear" and vi.dtype.kind in "iu"):
+    vi = vi if isinstance(vi, Traced) else np.asarray(vi)
+    if fix is None or (method == "linear" and aval_of(vi).dtype.kind in "iu"):
         res = take(s, vi.astype(np.intp), axis=0)
     else:
-        above, below, prev = vi >= n - 1, vi < 0, np.floor(vi)
-        prev, nxt = (np.where(above, -1, np.where(below, 0, i)).astype(np.intp)
+        above, below, prev = vi >= n - 1, vi < 0, floor(vi)
+        prev, nxt = (_where(above, n - 1, _where(below, 0, i)).astype(np.intp)
                      for i in (prev, prev + 1))
-        gamma = np.asarray(fix(vi - prev, vi), dtype=vi.dtype)
-        t = float(gamma) if weak else gamma.reshape(gamma.shape + (1,) * len(rest))
-        dt = np.result_type(aval_of(s).dtype, t if weak else t.dtype)
+        gamma = convert(fix(vi - prev, vi), aval_of(vi).dtype)
+        t = float(gamma) if weak else _reshape(gamma, aval_of(gamma).shape + (1,) * len(rest))
+        dt = np.result_type(aval_of(s).dtype, t if weak else aval_of(t).dtype)
         lo, hi = convert(take(s, prev, axis=0), dt), convert(take(s, nxt, axis=0), dt)
         diff = hi - lo
-        res = _where(np.asarray(t) >= 0.5, hi - diff * (1 - t), lo + diff * t)
+        res = _where(t >= 0.5, hi - diff * (1 - t), lo + diff * t)
     if _inexact(s):
         res = _where(isnan(getitem(s, -1)), np.nan, res)
-    return _reshape(res, vi.shape + tuple(kshape)) if keepdims else res
+    return _reshape(res, aval_of(vi).shape + tuple(kshape)) if keepdims else res
+
+
+def _traced_q(q, scale, what):
+    """A traced q (or a list holding traced values) as a float array in [0, 1]: the range is
+    checked where the trace knows q's value (a decision recorded as a guard); where it does not
+    (fg.vmap, loop bodies) an out-of-range q gives NaN -- see _quantile_entry."""
+    q = _asarray(q)
+    if aval_of(q).dtype.kind not in "fc":
+        q = convert(q, np.float64)
+    q = q / scale if scale != 1 else q
+    ok = logical_and(_all(q >= 0), _all(q <= 1))
+    known = ok.known_value("bool") if isinstance(ok, Traced) else np.asarray(ok)
+    if known is not None and not known:
+        raise ValueError(what)
+    return q, (None if known is not None else ok)
 
 
 def _quantile_entry(name, a, q, axis, out, method, keepdims, weights, scale):
     _unsupported(name, out=out, weights=weights)
-    weak = type(q) in (int, float)
-    q = _static(q, f"{name}: `q`")
-    q = np.asanyarray(np.true_divide(q, scale) if scale != 1 else q)
-    if not (np.all(0 <= q) and np.all(q <= 1)):
-        what = "Percentiles must be in the range [0, 100]" if scale != 1 else \
-            "Quantiles must be in the range [0, 1]"
-        raise ValueError(what)
+    what = "Percentiles must be in the range [0, 100]" if scale != 1 else \
+        "Quantiles must be in the range [0, 1]"
     if aval_of(_asarray(a)).dtype.kind == "c":
         raise TypeError("a must be an array of real numbers")
+    if has_traced(q):
+        q, unchecked = _traced_q(q, scale, what)
+        res = _quantile(a, q, axis, method, keepdims, False)
+        return res if unchecked is None else _where(unchecked, res, np.nan)
+    weak = type(q) in (int, float)
+    q = np.asanyarray(np.true_divide(q, scale) if scale != 1 else q)
+    if not (np.all(0 <= q) and np.all(q <= 1)):
+        raise ValueError(what)
     return _quantile(a, q, axis, method, keepdims, weak)
 
 
@@ -324,8 +349,9 @@ def _quantile_entry(name, a, q, axis, out, method, keepdims, weights, scale):
 @numpy_fallback(np.quantile, ("a", "q"))
 def quantile(a, q, axis=None, out=None, overwrite_input=False, method="linear", keepdims=False,
              *, weights=None):
-    """np.quantile with every NumPy method (concrete q); the result's gradient goes to the one
-    or two order statistics it interpolates between.
+    """np.quantile with every NumPy method; the result's gradient goes to the one or two order
+    statistics it interpolates between, and to q (the slope between them, for the interpolating
+    methods).
 
         >>> fnp.quantile(x, [0.25, 0.75], axis=0)
     """
