@@ -10,7 +10,8 @@
 Every function here works on NumPy arrays and on traced values alike, so a whole training
 loop can be compiled: `fg.jit` of a step, or the steps inside `fg.fori_loop` / `fg.scan`
 (`fg.optim.fit` does that for you). States are NamedTuples (pytrees); a step counter is an
-int32 array. The named optimizers (sgd, adam, ...) keep their hyperparameters in the state,
+int32 array. Updates keep the dtypes of the gradients and states keep theirs (float32
+parameters train in float32 whatever the precision of the hyperparameters or the data). The named optimizers (sgd, adam, ...) keep their hyperparameters in the state,
 readable and settable between steps: `state.hyperparams["learning_rate"]` (a schedule given
 as the learning rate is evaluated there at every step), as optax's `inject_hyperparams` does.
 PyTorch: `optimizer.step()` is `update` + `apply_updates`; `zero_grad` has no counterpart
@@ -112,6 +113,24 @@ def _dtype(p):
     return p.dtype if hasattr(p, "dtype") else np.asarray(p).dtype
 
 
+def _cast_like(tree, like):
+    """tree's leaves in the dtypes of like's (the same structure), else tree as it is."""
+    if tree_structure(tree) != tree_structure(like):
+        return tree
+    return tree_map(lambda x, ref: x if _dtype(x) == _dtype(ref)
+                    else fnp.asarray(x).astype(_dtype(ref)), tree, like)
+
+
+def _transformation(init, update):
+    """A GradientTransformation whose updates keep the dtypes of the incoming updates and whose
+    state keeps its own (float32 gradients with float64 hyperparameters give float32 updates
+    and moments, as in optax and PyTorch; a loop over steps then keeps its carry's types)."""
+    def dtype_stable_update(updates, state, params=None):
+        new_updates, new_state = update(updates, state, params)
+        return _cast_like(new_updates, updates), _cast_like(new_state, state)
+    return GradientTransformation(init, dtype_stable_update)
+
+
 def _moment(g, m, decay, order):
     """(1 - decay) * g ** order + decay * m (an exponential moving average; order 2 is |g|^2)."""
     return (1 - decay) * (g if order == 1 else abs2(g)) + decay * m
@@ -168,7 +187,7 @@ def scale(step_size):
         >>> opt.update(np.array([1.0, 2.0]), opt.init(np.zeros(2)))[0]
         array([-0.1, -0.2])
     """
-    return GradientTransformation(
+    return _transformation(
         lambda params: EmptyState(),
         lambda updates, state, params=None: (tree_map(lambda g: g * step_size, updates), state))
 
@@ -184,7 +203,7 @@ def scale_by_schedule(step_size_fn):
     def update(updates, state, params=None):
         step = step_size_fn(state.count)
         return tree_map(lambda g: g * step, updates), ScaleByScheduleState(state.count + 1)
-    return GradientTransformation(lambda params: ScaleByScheduleState(_count0()), update)
+    return _transformation(lambda params: ScaleByScheduleState(_count0()), update)
 
 
 def scale_by_learning_rate(learning_rate, flip_sign=True):
@@ -219,7 +238,7 @@ def scale_by_adam(b1=0.9, b2=0.999, eps=1e-8, eps_root=0.0):
         mu_hat, nu_hat = _bias_corrected(mu, b1, count), _bias_corrected(nu, b2, count)
         out = tree_map(lambda m, v: m / (fnp.sqrt(v + eps_root) + eps), mu_hat, nu_hat)
         return out, ScaleByAdamState(count, mu, nu)
-    return GradientTransformation(init, update)
+    return _transformation(init, update)
 
 
 def scale_by_rms(decay=0.9, eps=1e-8, initial_scale=0.0, eps_in_sqrt=True):
@@ -234,7 +253,7 @@ def scale_by_rms(decay=0.9, eps=1e-8, initial_scale=0.0, eps_in_sqrt=True):
         out = tree_map(lambda g, v: g * (1 / fnp.sqrt(v + eps)) if eps_in_sqrt
                        else g * (1 / (eps + fnp.sqrt(v))), updates, nu)
         return out, ScaleByRmsState(nu)
-    return GradientTransformation(lambda params: ScaleByRmsState(_full_like(params, initial_scale)),
+    return _transformation(lambda params: ScaleByRmsState(_full_like(params, initial_scale)),
                                   update)
 
 
@@ -250,7 +269,7 @@ def scale_by_stddev(decay=0.9, eps=1e-8, initial_scale=0.0):
         nu = tree_map(lambda g, v: _moment(g, v, decay, 2), updates, state.nu)
         out = tree_map(lambda g, m, v: g * (1 / fnp.sqrt(v - m * m + eps)), updates, mu, nu)
         return out, ScaleByRStdDevState(mu, nu)
-    return GradientTransformation(
+    return _transformation(
         lambda params: ScaleByRStdDevState(_zeros_like(params), _full_like(params, initial_scale)),
         update)
 
@@ -266,7 +285,7 @@ def scale_by_rss(initial_accumulator_value=0.1, eps=1e-7):
         sos = tree_map(lambda g, s: abs2(g) + s, updates, state.sum_of_squares)
         out = tree_map(lambda g, s: fnp.where(s > 0, 1 / fnp.sqrt(s + eps), 0.0) * g, updates, sos)
         return out, ScaleByRssState(sos)
-    return GradientTransformation(
+    return _transformation(
         lambda params: ScaleByRssState(_full_like(params, initial_accumulator_value)), update)
 
 
@@ -285,7 +304,7 @@ def scale_by_lion(b1=0.9, b2=0.99):
         out = tree_map(lambda g, m: fnp.sign((1 - b1) * g + b1 * m), updates, state.mu)
         mu = tree_map(lambda g, m: _moment(g, m, b2, 1), updates, state.mu)
         return out, ScaleByLionState(state.count + 1, mu)
-    return GradientTransformation(init, update)
+    return _transformation(init, update)
 
 
 def trace(decay, nesterov=False):
@@ -300,7 +319,7 @@ def trace(decay, nesterov=False):
         new = tree_map(lambda g, t: g + decay * t, updates, state.trace)
         out = tree_map(lambda g, t: g + decay * t, updates, new) if nesterov else new
         return out, TraceState(new)
-    return GradientTransformation(lambda params: TraceState(_zeros_like(params)), update)
+    return _transformation(lambda params: TraceState(_zeros_like(params)), update)
 
 
 def _masked(mask, params):
@@ -328,7 +347,7 @@ def add_decayed_weights(weight_decay=0.0, mask=None):
         on = tree_map(lambda p: True, params) if mask is None else _masked(mask, params)
         return tree_map(lambda g, p, m: g + weight_decay * p if m else g,
                         updates, params, on), state
-    return GradientTransformation(lambda params: EmptyState(), update)
+    return _transformation(lambda params: EmptyState(), update)
 
 
 def global_norm(updates):
@@ -351,7 +370,7 @@ def clip_by_global_norm(max_norm):
         norm = global_norm(updates)
         return tree_map(lambda g: fnp.where(norm < max_norm, g, g / norm * max_norm),
                         updates), state
-    return GradientTransformation(lambda params: EmptyState(), update)
+    return _transformation(lambda params: EmptyState(), update)
 
 
 def _numeric(v):
@@ -362,7 +381,7 @@ def _numeric(v):
 def inject_hyperparams(factory, static_args=()):
     """factory(**hyperparams) -> GradientTransformation, turned into one that keeps the
     numeric hyperparameters in its state (`state.hyperparams[name]`, float64, settable between
-    steps) and evaluates those given as schedules (functions of the step) at every step. Other
+    steps; float32 updates and states stay float32) and evaluates those given as schedules (functions of the step) at every step. Other
     values (None, bools, and the names in static_args) are passed to factory as they are.
 
         >>> opt = fg.optim.inject_hyperparams(fg.optim.scale)(step_size=-0.1)
@@ -391,7 +410,7 @@ def inject_hyperparams(factory, static_args=()):
                       for k, v in state.hyperparams.items()}
             updates, inner = factory(**static, **values).update(updates, state.inner_state, params)
             return updates, InjectHyperparamsState(state.count + 1, values, inner)
-        return GradientTransformation(init, update)
+        return _transformation(init, update)
     make.__name__ = getattr(factory, "__name__", "optimizer")
     make.__doc__ = factory.__doc__
     return make
