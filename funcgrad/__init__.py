@@ -16,9 +16,10 @@ except ImportError as _exc:
         "funcgrad.transforms. In the repository run: python3 -m venv .venv && "
         ".venv/bin/pip install -e . (then .venv/bin/python demo.py)") from None
 from . import tree_util
-from ._errors import (CarryTypeError, ConcretizationError, EscapedTracerError, FuncgradError, IntegerInputError,
-                      MutationError, NonScalarOutputError, ShapeError, UnsupportedDtypeError,
-                      UnsupportedFunctionError)
+from ._config import config
+from ._errors import (CarryTypeError, ConcretizationError, DroppedDerivativeWarning, EscapedTracerError,
+                      FuncgradError, IntegerInputError, MutationError, NonScalarOutputError, ShapeError,
+                      UnsupportedDtypeError, UnsupportedFunctionError)
 from .api.gradients import eval_program, grad, make_ir, value_and_grad, vjp
 from .api.derivatives import hessian, hvp, jacfwd, jacrev, jvp, linearize
 from .api.residuals import saved_residuals
@@ -49,6 +50,7 @@ def __getattr__(name):         # fg.dask: imported on first use (Dask is an opti
 __all__ = ["grad", "value_and_grad", "vjp", "jvp", "linearize", "jacfwd", "jacrev", "hessian", "hvp", "vmap",
            "stop_gradient", "custom_vjp", "custom_jvp", "custom_root", "custom_linear_solve", "checkpoint", "checkpoint_name", "checkpoint_policies",
            "pure_callback", "make_ir", "saved_residuals", "jit", "debug", "debug_nans", "debug_infs", "grad_hook",
-           "fori_loop", "scan", "while_loop", "cond", "switch", "disable_jit", "clear_cache", "cache_dir", "eval_program", "tree_util", "nn", "optim", "optimize", "scipy", "flatten_util", "Program", "odeint", "ODEError",
+           "fori_loop", "scan", "while_loop", "cond", "switch", "disable_jit", "clear_cache", "cache_dir", "eval_program", "tree_util", "nn", "optim", "optimize", "scipy", "flatten_util", "Program", "odeint", "ODEError", "config",
            "FuncgradError", "CarryTypeError", "ConcretizationError", "MutationError", "NonScalarOutputError",
-           "IntegerInputError", "UnsupportedFunctionError", "UnsupportedDtypeError", "ShapeError", "EscapedTracerError"]
+           "IntegerInputError", "UnsupportedFunctionError", "UnsupportedDtypeError", "ShapeError", "EscapedTracerError",
+           "DroppedDerivativeWarning"]

@@ -6,7 +6,9 @@ library (FOREIGN_CALL_EXPLAINERS, filled by fg.scipy). Imports nothing from func
 """
 from __future__ import annotations
 
+import dis
 import functools
+import linecache
 import os
 import sys
 import warnings
@@ -77,6 +79,91 @@ def user_frame():
     return None
 
 
+def _user_frame_object():
+    frame = sys._getframe(2)
+    while frame is not None and _is_library_file(frame.f_code.co_filename):
+        frame = frame.f_back
+    return frame
+
+
+def user_expression():
+    """The text of the expression the user's innermost frame is running, as written
+    (`math.sin(x)`), or None where Python does not say (before 3.11, or an expression over
+    several lines). An assignment into an item reads `y[0] = ...` (writing into ...)."""
+    frame = _user_frame_object()
+    positions = getattr(frame.f_code, "co_positions", None) if frame is not None else None
+    if positions is None:
+        return None
+    try:
+        line, end, col, end_col = list(positions())[frame.f_lasti // 2]
+    except IndexError:
+        return None
+    if line is None or line != end or col is None or end_col is None:
+        return None
+    text = linecache.getline(frame.f_code.co_filename, line).encode()[col:end_col]
+    text = text.decode(errors="replace").strip()
+    if _running(frame.f_code, frame.f_lasti)[1].opname == "STORE_SUBSCR":
+        return f"`{text} = ...` (writing into a NumPy array)"
+    return f"`{text}`" if text else None
+
+
+# Bytecode after a call whose result is only compared or tested (see user_decides): loads of
+# other operands, the shuffles of a chained comparison, then the comparison or the test.
+_LOADS = {"LOAD_CONST", "LOAD_FAST", "LOAD_NAME", "LOAD_GLOBAL", "LOAD_DEREF", "LOAD_SMALL_INT",
+          "LOAD_FAST_CHECK", "LOAD_FAST_BORROW", "COPY"}
+_COMPARES = {"COMPARE_OP", "IS_OP", "CONTAINS_OP"}
+_TESTS = {"TO_BOOL", "UNARY_NOT"}
+_METHOD_BIT = sys.version_info >= (3, 12)     # LOAD_ATTR's arg & 1: a method (pushes two)
+_decides: dict = {}             # (code, offset) -> user_decides' answer
+
+
+def user_decides():
+    """Whether the result of the call the user's innermost frame is making (float(x),
+    x.item(), math.sin(x)) is only compared or tested for truth right away -- `if float(x) >
+    tol:`, `while x.item():` -- so that it steers a decision and flows nowhere else. Read from
+    the bytecode after the call; False wherever unsure."""
+    frame = _user_frame_object()
+    if frame is None:
+        return False
+    key = (frame.f_code, frame.f_lasti)
+    hit = _decides.get(key)
+    if hit is None:
+        if len(_decides) > 4096:
+            _decides.clear()
+        hit = _decides[key] = _decides_after(frame.f_code, frame.f_lasti)
+    return hit
+
+
+def _running(code, offset):
+    """(the code's instructions, the one running at `offset`, its index): the last one
+    starting at or before it (a call's inline caches follow it)."""
+    instructions = list(dis.get_instructions(code))
+    k = max((i for i, ins in enumerate(instructions) if ins.offset <= offset), default=0)
+    return instructions, instructions[k], k
+
+
+def _decides_after(code, offset):
+    instructions, call, k = _running(code, offset)
+    if call.opname == "PRECALL" and instructions[k + 1].opname == "CALL":
+        k += 1                      # (3.11's specialised PRECALL makes some calls itself)
+    elif not call.opname.startswith("CALL"):
+        return False
+    above = 0                       # values pushed over the call's result
+    for ins in instructions[k + 1:]:
+        name = ins.opname
+        if name in _LOADS:
+            above += 1
+        elif name == "LOAD_ATTR" and above and not (_METHOD_BIT and (ins.arg or 0) & 1):
+            continue                # (an attribute of the other operand)
+        elif name in ("SWAP", "NOP"):
+            continue
+        elif name in _COMPARES:
+            return above <= 1
+        else:
+            return above == 0 and (name in _TESTS or name.startswith("POP_JUMP"))
+    return False
+
+
 def traceback_user_frame(tb):
     """SourceInfo of the innermost user frame (not funcgrad's or NumPy's) in a traceback."""
     found = None
@@ -113,6 +200,39 @@ def warn_at(src, message, category=UserWarning):
         _REGISTRIES.clear()
     warnings.warn_explicit(message, category, src.filename, src.lineno,
                            registry=_REGISTRIES.setdefault(src.filename, {}))
+
+
+def concretization_message(what, src, deps, why):
+    """ConcretizationError's text for Python control flow or a conversion (`what`) on a traced
+    value whose value is not known: `why` says what the trace stands for (None: the usual
+    places), deps names the arguments it depends on."""
+    dep = f" The value depends on argument {', '.join(map(repr, deps))}." if deps else ""
+    why = why or ("inside fg.vmap (one value per example), a fg.fori_loop/fg.scan/"
+                  "fg.while_loop body or an fg.cond branch, funcgrad records the function once "
+                  "for many values")
+    return (f"{what} on a traced value{where(src)}.{dep} Its value is not known here: {why}, so "
+            "Python control flow cannot depend on it (elsewhere -- fg.grad(f)(x), fg.jit -- it "
+            "follows the values of each call). Use fg.cond(pred, true_fun, false_fun, *operands) "
+            "(fg.switch for several branches) instead of `if`, fg.while_loop(cond_fun, "
+            "body_fun, init) instead of `while` (fg.fori_loop / fg.scan for counted loops), "
+            "fnp.where(condition, x, y) to select elementwise. If the value comes from an "
+            "argument you do not differentiate or batch, make that argument static instead "
+            "(fg.jit's static_argnums, in_axes=None for fg.vmap); an argument being "
+            "differentiated cannot be static.")
+
+
+def dropped_derivative_message(expr, src, deps):
+    """The text of DroppedDerivativeWarning for `expr` (what the user wrote) at src."""
+    dep = f"argument {', '.join(map(repr, deps))}" if deps else "an argument"
+    return (f"{expr} makes a Python number of a traced value{where(src)}, which depends on "
+            f"{dep} being differentiated: its derivative is dropped there (the number is a "
+            "constant to the derivative), so the derivative is wrong unless that is intended. Keep the "
+            "value traced: funcgrad.numpy's functions (fnp.sin, fnp.exp, ...) instead of "
+            "math's, arithmetic on the traced value instead of float(x) / x.item(), and "
+            "fnp.array / fnp.stack / x.at[i].set(v) to build an array instead of writing into a "
+            "NumPy one. If only a decision depends on it, compare the traced value itself "
+            "(`if x > 0:`). If a constant is intended, convert fg.stop_gradient(x) instead. "
+            "(fg.config.dropped_derivative: 'error' raises here, 'ignore' silences this.)")
 
 
 def where(src):
@@ -181,6 +301,12 @@ class FuncgradError(Exception):
 
 class ConcretizationError(FuncgradError, TypeError):
     """Python control flow or conversion (`if`, `while`, bool(), float(), int()) on a traced value."""
+
+
+class DroppedDerivativeWarning(RuntimeWarning):
+    """A value that depends on an argument being differentiated became a Python number
+    (float(x), math.sin(x), x.item(), x written into a NumPy array): its derivative is
+    dropped. fg.config.dropped_derivative = "error" raises ConcretizationError instead."""
 
 
 class MutationError(FuncgradError, TypeError):

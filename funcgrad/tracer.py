@@ -14,7 +14,9 @@ path taken, so the derivative is that of the path taken (at a branch boundary, o
 Python chose). Each decision is kept as a guard -- (variable, value, user line) in
 `Trace.guards` -- which fg.jit compiles into the kernel as extra results and checks on every
 call (api/jit.py: one kernel per path taken). A value read with float(), int() or
-.item() is a constant from then on (no gradient flows through it, as with PyTorch's .item()).
+.item() is a constant from then on (no gradient flows through it, as with PyTorch's .item());
+where that drops the derivative of an input being differentiated (Trace.diff), and the number
+is not only compared, a DroppedDerivativeWarning says so at the user's line (fg.config).
 """
 from __future__ import annotations
 
@@ -24,9 +26,12 @@ import sys
 import numpy as np
 
 from . import ir
-from ._errors import (ConcretizationError, EscapedTracerError, MutationError,
-                      UnsupportedFunctionError, add_location, foreign_call_message,
-                      traceback_user_frame, user_frame, warn_at, where)
+from ._config import config
+from ._errors import (ConcretizationError, DroppedDerivativeWarning, EscapedTracerError,
+                      MutationError, UnsupportedFunctionError, add_location,
+                      concretization_message, dropped_derivative_message, foreign_call_message,
+                      traceback_user_frame, user_decides, user_expression, user_frame, warn_at,
+                      where)
 from .ir import Aval, Eqn, Lit, Program, Traced, Var
 from .primitives.base import FFT, FOREIGN_UFUNCS, LINALG, NAMESPACE
 
@@ -47,6 +52,10 @@ class Trace:
         self.known: dict[int, np.ndarray] = {}  # var id -> value computed so far
         self.made_by: dict[int, int] = {}       # var id -> index of the equation making it
         self.guards: list[tuple] = []           # (var, value, kind, SourceInfo) per decision
+        self.diff: set[int] = set()             # ids of the inputs being differentiated
+        self._carries: dict[int, bool] = {}     # var id -> carries_derivative(var), memo
+        # what this trace stands for when it has no values (for ConcretizationError): "fg.vmap"
+        self.why: str | None = None
 
     def with_values(self, values):
         """Make this a trace of one call: `values` per input (arrays, or tracers of an
@@ -166,6 +175,50 @@ class Trace:
                 env[o.id] = t
         return env[var.id]
 
+    def carries_derivative(self, var):
+        """Whether var depends, through differentiable floating-point operations, on an input
+        being differentiated (by this trace's transform or an enclosing one): converting it
+        to a Python number would drop a derivative. Memoised per variable."""
+        memo, todo = self._carries, [var]
+        while todo:
+            v = todo[-1]
+            if v.id in memo:
+                todo.pop()
+                continue
+            k = self.made_by.get(v.id)
+            if not v.aval.is_float:
+                memo[v.id] = False
+            elif k is None:
+                memo[v.id] = self._input_carries(v)
+            else:
+                e = self.eqns[k]
+                ins = [i for i in e.inputs if isinstance(i, Var)] if (
+                    e.prim.differentiable or e.prim.opaque) else []
+                pending = [i for i in ins if i.id not in memo]
+                if pending:
+                    todo += pending
+                    continue
+                memo[v.id] = any(memo[i.id] for i in ins)
+            todo.pop()
+        return memo[var.id]
+
+    def _input_carries(self, v):
+        if v.id in self.diff:
+            return True
+        x = (self.sources or {}).get(v.id)
+        return isinstance(x, Tracer) and x._trace.active and x._trace.carries_derivative(x._var)
+
+    def why_unknown(self, var):
+        """What makes var's value unknown (the `why` of the trace that stands for every value,
+        "inside fg.vmap"...), or None when no trace said."""
+        if self.sources is None:
+            return self.why
+        for v in self._cone(var, self.known)[1]:
+            x = self.sources.get(v.id)
+            if isinstance(x, Tracer) and x._trace.value_of(x._var) is None:
+                return x._trace.why_unknown(x._var)
+        return self.why
+
     def depends_on(self, var):
         """Labels of the inputs that `var` depends on (for error messages)."""
         need, labels = {var.id}, set()
@@ -194,22 +247,31 @@ def _warn_large(src):
             "fg.while_loop(cond, body, init) for a stopping test.")
 
 
-def trace_flat(fn, avals, labels=None, values=None, guards=None):
+def trace_flat(fn, avals, labels=None, values=None, guards=None, diff=None, why=None):
     """Trace fn(*tracers) -> list of outputs. Returns (program, consts): program inputs are the
     captured tracers of enclosing traces (consts, in order) followed by the given avals.
     values: the call's arguments (arrays, or tracers of an enclosing trace of one call), to
     trace that one call (dynamic Python, see above); its decisions are appended to the list
-    `guards` when given."""
+    `guards` when given. diff: a flag per input, True for those being differentiated
+    (converting a value that depends on one to a Python float warns: its derivative is
+    dropped). why: where values are not given, what the trace stands for, as the errors of
+    Python control flow on its values say it ("inside fg.vmap (one value per example)")."""
     trace = Trace()
+    trace.why = why
     top = not ir._state.stack
     ins = [trace.new_input(a, None if labels is None else labels[i]) for i, a in enumerate(avals)]
     if values is not None:
         trace.with_values(values)
+    if diff is not None:
+        trace.diff = {t._var.id for t, d in zip(ins, diff) if d}
     ir._state.stack.append(trace)
     try:
         outs = fn(*ins)
         out_atoms = [trace.to_atom(o) for o in outs]
     except Exception as exc:
+        pending, _PENDING[0] = _PENDING[0], None
+        if pending is not None and pending is not exc:
+            raise pending from exc
         add_location(exc, traceback_user_frame(exc.__traceback__), "raised while tracing")
         raise
     finally:
@@ -330,21 +392,9 @@ class Tracer(Traced):
 
     # -- conversions that would need the value ------------------------------------------------
     def _concrete_error(self, what):
-        src = user_frame()
-        deps = self._trace.depends_on(self._var)
-        dep = f" The value depends on argument {', '.join(map(repr, deps))}." if deps else ""
-        return ConcretizationError(
-            f"{what} on a traced value{where(src)}.{dep} Its value is not known here: inside "
-            "fg.vmap (one value per example), a fg.fori_loop/fg.scan/fg.while_loop body or an "
-            "fg.cond branch, funcgrad records the function once for many values, so Python "
-            "control flow cannot depend on them (elsewhere -- fg.grad(f)(x), fg.jit -- it "
-            "follows the values of each call). Use "
-            "fg.cond(pred, true_fun, false_fun, *operands) (fg.switch for several branches) "
-            "instead of `if`, fg.while_loop(cond_fun, body_fun, init) instead of `while` "
-            "(fg.fori_loop / fg.scan for counted loops), fnp.where(condition, x, y) to select "
-            "elementwise. If the value comes from an argument you do not differentiate or "
-            "batch, make that argument static instead (fg.jit's static_argnums, in_axes=None "
-            "for fg.vmap); an argument being differentiated cannot be static.")
+        return ConcretizationError(concretization_message(
+            what, user_frame(), self._trace.depends_on(self._var),
+            self._trace.why_unknown(self._var)))
 
     def known_value(self, kind="value"):
         value = self._trace.value_of(self._var)
@@ -358,27 +408,38 @@ class Tracer(Traced):
             raise self._concrete_error(what)
         return value
 
+    def _number(self, what):
+        """The value, for a conversion to a Python number (or list of them): a floating-point
+        value that carries a derivative loses it here, which is said (fg.config)."""
+        value = self._value(what, "value")
+        if (self._var.aval.is_float and self._trace.carries_derivative(self._var)
+                and not user_decides()):          # (`if float(x) > tol:` drops nothing)
+            _dropped_derivative(self, what)
+        return value
+
     def __bool__(self):
         return bool(self._value("Python `if`, `while`, `and`/`or` or bool()", "bool"))
 
     def __float__(self):
-        return float(self._value("float()", "value"))
+        return float(self._number("float()"))
 
-    def __int__(self):
+    def __int__(self):               # (an integer has no derivative: int(x) drops none)
         return int(self._value("int()", "value"))
 
     def __complex__(self):
-        return complex(self._value("complex()", "value"))
+        return complex(self._number("complex()"))
 
     def __index__(self):
+        if self.ndim:                # as NumPy: only a 0-d array is an index (else: __array__)
+            raise TypeError("only integer scalar arrays can be converted to a scalar index")
         value = self._value("Using it as a Python index (range(), list index) or int()", "value")
-        return operator.index(value[()] if value.ndim == 0 else value)
+        return operator.index(value[()])
 
     def item(self, *args):
-        return self._value(".item()", "value").item(*args)
+        return self._number(".item()").item(*args)
 
     def tolist(self):
-        return self._value(".tolist()", "value").tolist()
+        return self._number(".tolist()").tolist()
 
     def __array__(self, dtype=None, copy=None):
         message = foreign_call_message(sys._getframe(1))   # a SciPy function converting it
@@ -391,10 +452,17 @@ class Tracer(Traced):
                 f"cannot become{where(user_frame())}. Use fnp.{caller} (import funcgrad.numpy "
                 "as fnp): it takes traced values, and lists of them (or make the list an array "
                 "first with fnp.array(list) or fnp.stack(list)).")
-        raise self._concrete_error(
-            "Converting to a NumPy array (np.asarray/np.array, or a NumPy function given a "
-            "list of traced values: use fnp.array(list) or fnp.stack(list); np.r_[...] and "
-            "np.c_[...]: use fnp.r_ and fnp.c_)")
+        what = ("Converting to a NumPy array (np.asarray/np.array, indexing a NumPy array with "
+                "it, or a NumPy function given a list of traced values: use fnp.array(list) or "
+                "fnp.stack(list); np.r_[...] and np.c_[...]: use fnp.r_ and fnp.c_)")
+        if self.dtype.kind in "iub":     # indices, a mask: values without a derivative
+            value = self.known_value("value")
+            if value is None:
+                raise self._concrete_error(what + _INDEX_HINT)
+            return np.array(value, dtype=dtype, copy=True)
+        if self._trace.value_of(self._var) is not None:
+            raise ConcretizationError(_float_array_message(self))
+        raise self._concrete_error(what)
 
     # -- NumPy protocols ------------------------------------------------------------------------
     def __array_ufunc__(self, ufunc, method, *inputs, out=None, **kwargs):
@@ -438,6 +506,45 @@ class Tracer(Traced):
         if fn is func:         # NumPy's own function (a constructor from shapes): run its code
             return func._implementation(*args, **kwargs)     # without dispatching here again
         return fn(*args, **kwargs)
+
+
+_INDEX_HINT = (". To index a NumPy array `table` with traced integers, write "
+               "fnp.asarray(table)[idx]: a gather that stays traced for every index")
+
+
+def _float_array_message(x):
+    """np.asarray of a traced floating-point value in a trace of one call: its value is
+    known, but a NumPy array of it would be a constant (no derivative, no later values)."""
+    deps = x._trace.depends_on(x._var)
+    dep = f" (it depends on argument {', '.join(map(repr, deps))})" if deps else ""
+    return (f"{user_expression() or 'np.asarray(x)'} makes a NumPy array of a traced "
+            f"floating-point value{dep}{where(user_frame())}: the array would be a constant, "
+            "without the derivative through it (under fg.grad) and fixed to this call's values "
+            "(under fg.jit). Keep it traced: fnp.asarray(x) and funcgrad.numpy's functions take "
+            "traced values (a list of them: fnp.array(list) or fnp.stack(list); np.r_[...] and "
+            "np.c_[...]: fnp.r_ and fnp.c_), and x.at[i].set(v) builds an array instead of "
+            "writing into a NumPy one (np.empty then y[i] = ...). If a constant is intended, "
+            "convert fg.stop_gradient(x) with .tolist() or float().")
+
+
+def _dropped_derivative(x, what):
+    """float(x), math.sin(x), x.item(), y[i] = x ... of a value that carries a derivative:
+    warn at the user's line (fg.config.dropped_derivative says whether, or raise)."""
+    mode = config.dropped_derivative
+    if mode == "ignore":
+        return
+    src = user_frame()
+    message = dropped_derivative_message(user_expression() or what, src,
+                                         x._trace.depends_on(x._var))
+    if mode == "error":
+        # NumPy turns a TypeError from __float__ into "setting an array element with a
+        # sequence" (y[0] = x): trace_flat raises this one instead of what comes out
+        _PENDING[0] = ConcretizationError(message)
+        raise _PENDING[0]
+    warn_at(src, message, DroppedDerivativeWarning)
+
+
+_PENDING = [None]      # the error of a dropped derivative (fg.config) that NumPy may replace
 
 
 def _numpy_caller():

@@ -1,7 +1,7 @@
 """Package layout: the whole dependency graph, one way, with no cycles (docs/architecture.md).
 
 Layers, lowest first; a module imports modules of its own layer or lower ones, never higher:
-  base          _errors, _version, tree_util
+  base          _errors, _version, tree_util, _config (fg.config's options)
   ir            ir (the IR, the trace stack, bind), ir_dot (pictures of programs; imports
                 nothing of funcgrad), interpreter (runs a Program with NumPy)
   primitives    funcgrad/primitives/: every primitive, one define() block each, and the table
@@ -32,7 +32,8 @@ PKG = os.path.join(ROOT, "funcgrad")
 TRANSFORMS = os.path.join(ROOT, "transforms")
 
 LAYERS = [
-    ("base", ["funcgrad._errors", "funcgrad._version", "funcgrad.tree_util", "funcgrad._nan_checks"]),
+    ("base", ["funcgrad._errors", "funcgrad._version", "funcgrad.tree_util", "funcgrad._nan_checks",
+              "funcgrad._config"]),
     ("ir", ["funcgrad.ir", "funcgrad.ir_dot", "funcgrad.interpreter"]),
     ("primitives", ["funcgrad.primitives"]),
     ("tracer", ["funcgrad.tracer"]),

@@ -206,7 +206,8 @@ def trace_call(f, a: Args, concrete=True, guards=None):
         return leaves
 
     prog, consts = trace_flat(flat_fn, a.avals(), a.labels,
-                              values=a.dyn_vals if concrete else None, guards=guards)
+                              values=a.dyn_vals if concrete else None, guards=guards,
+                              diff=a.diff_mask)
     return prog, consts, tree_box[0]
 
 

@@ -1,0 +1,87 @@
+"""fg.config: options that change how funcgrad reports what it cannot do exactly.
+
+Owns the option table. Each option has a fixed set of values, a default, and an environment
+variable FUNCGRAD_<NAME> (upper case) that sets it when funcgrad is imported; from Python,
+`fg.config.update(name, value)` or `fg.config.<name> = value` sets it, and
+`with fg.config.override(name=value):` sets it for a block (this thread and every other).
+Imports nothing from funcgrad, so every part may read it.
+"""
+from __future__ import annotations
+
+import contextlib
+import os
+
+__all__ = ["config", "Config"]
+
+
+class Config:
+    """funcgrad's options: read `fg.config.<name>`, set `fg.config.update(name, value)` (or
+    assign), set for a block with `fg.config.override(name=value)`, list with
+    `fg.config.options()`. Each also comes from the environment variable FUNCGRAD_<NAME>.
+
+    - `dropped_derivative` ("warn", "error" or "ignore"; default "warn"): a value that depends
+      on an argument being differentiated was converted to a Python float (float(x),
+      math.sin(x), x.item(), writing x into a NumPy array), so its derivative is dropped.
+      "warn" gives a DroppedDerivativeWarning at your line, "error" raises
+      ConcretizationError there, "ignore" says nothing.
+
+        >>> fg.config.dropped_derivative
+        'warn'
+        >>> with fg.config.override(dropped_derivative="error"):
+        ...     pass
+    """
+
+    def __init__(self):
+        object.__setattr__(self, "_values", {})
+        object.__setattr__(self, "_table", {})
+
+    def define(self, name, default, choices, doc):
+        """Add option `name` (values: `choices`); its environment variable may set it."""
+        self._table[name] = (tuple(choices), doc)
+        env = os.environ.get(f"FUNCGRAD_{name.upper()}")
+        self._values[name] = default
+        if env is not None:
+            self.update(name, env, f"the environment variable FUNCGRAD_{name.upper()}")
+
+    def options(self):
+        """{name: (current value, allowed values, what it does)}."""
+        return {n: (self._values[n], c, d) for n, (c, d) in self._table.items()}
+
+    def update(self, name, value, source="fg.config"):
+        if name not in self._table:
+            raise AttributeError(f"{source}: funcgrad has no option {name!r}; the options are "
+                                 f"{', '.join(sorted(self._table))}")
+        choices = self._table[name][0]
+        if value not in choices:
+            raise ValueError(f"{source}: option {name} takes one of {', '.join(map(repr, choices))}; "
+                             f"got {value!r}")
+        self._values[name] = value
+
+    def __getattr__(self, name):
+        values = object.__getattribute__(self, "_values")
+        if name in values:
+            return values[name]
+        raise AttributeError(f"fg.config has no option {name!r}; the options are "
+                             f"{', '.join(sorted(values))}")
+
+    def __setattr__(self, name, value):
+        self.update(name, value)
+
+    @contextlib.contextmanager
+    def override(self, **values):
+        """Set options for the duration of a `with` block, then restore them."""
+        old = {n: getattr(self, n) for n in values}
+        for n, v in values.items():
+            self.update(n, v)
+        try:
+            yield self
+        finally:
+            self._values.update(old)
+
+    def __repr__(self):
+        return "fg.config(" + ", ".join(f"{n}={v!r}" for n, v in self._values.items()) + ")"
+
+
+config = Config()
+config.define("dropped_derivative", "warn", ("warn", "error", "ignore"),
+              "a value being differentiated converted to a Python float: warn, raise, or say nothing")

