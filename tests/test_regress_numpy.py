@@ -51,3 +51,99 @@ def test_quantile_q_range_checked_when_traced():
     got = fg.vmap(lambda q: fnp.quantile(x, q))(np.array([0.25, 1.5]))
     np.testing.assert_allclose(got[0], np.quantile(x, 0.25))
     assert np.isnan(got[1])
+
+
+# ---- 2. class test: every float argument of funcgrad.numpy differentiates or refuses -----------
+
+from numpy_float_cases import ALIASES, CASES, REFUSES, SKIP  # noqa: E402
+
+
+def _public_functions():
+    names = set()
+    for mod, prefix in ((fnp, ""), (fnp.linalg, "linalg."), (fnp.fft, "fft.")):
+        for n in dir(mod):
+            f = getattr(mod, n)
+            if not n.startswith("_") and callable(f) and not isinstance(f, type):
+                names.add(prefix + n)
+    return names
+
+
+def _function(name):
+    mod, _, short = name.rpartition(".")
+    return getattr(getattr(fnp, mod) if mod else fnp, short)
+
+
+def test_every_function_has_a_float_argument_case_or_a_reason():
+    names = _public_functions()
+    covered = {n for n in CASES if n in names} | set(ALIASES) | set(SKIP)
+    missing = sorted(names - covered)
+    assert not missing, (
+        f"funcgrad.numpy functions without an example call in tests/numpy_float_cases.py: "
+        f"{missing}. Add each to CASES (its float arguments get differentiated) or to SKIP "
+        "with the reason it takes no float or has no derivative by nature.")
+    stale = sorted((set(SKIP) | set(ALIASES)) - names)
+    assert not stale, f"SKIP/ALIASES name functions funcgrad.numpy does not have: {stale}"
+    assert not set(SKIP) & set(CASES), "a function is both skipped and checked"
+
+
+def _is_float_leaf(v):
+    return isinstance(v, (float, complex)) or (isinstance(v, np.ndarray) and v.dtype.kind in "fc")
+
+
+def _has_float(v):
+    if isinstance(v, (list, tuple)):
+        return any(_has_float(e) for e in v)
+    return _is_float_leaf(v)
+
+
+def _float_cases():
+    out = []
+    for key in sorted(set(CASES) | set(ALIASES)):
+        case = CASES[ALIASES.get(key, key)]
+        name = key if key in ALIASES or key in _public_functions() else None
+        out.append((key, name, case))
+    return out
+
+
+@pytest.mark.parametrize("key,name,case", _float_cases(), ids=[c[0] for c in _float_cases()])
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")
+def test_every_float_argument_differentiates_or_refuses(key, name, case):
+    fn = case.call(_function(name) if name else None)
+    flat = list(case.args) + list(case.kwargs.values())
+    labels = [f"argument {i}" for i in range(len(case.args))] + list(case.kwargs)
+    nargs, keys = len(case.args), list(case.kwargs)
+
+    def call(*vals):
+        return fn(*vals[:nargs], **dict(zip(keys, vals[nargs:])))
+    call.__name__ = key
+    floats = [i for i, v in enumerate(flat) if _has_float(v)]
+    assert floats, f"{key}: the example has no float argument; move it to SKIP with a reason"
+    for i in floats:
+        refusal = REFUSES.get((key, labels[i]))
+        if refusal is None:
+            check_grads(call, flat, order=2, argnums=i)
+        else:
+            with pytest.raises(refusal[0], match=refusal[1]):
+                check_grads(call, flat, order=1, argnums=i)
+
+
+def test_float_arguments_found_static_by_the_class_test():
+    """What the class test found silently static (derivative 0 or wrong): max/min/sum/nan*'s
+    initial=, var/std/nanvar's ddof, vector_norm's ord (its exponent 1/p was a constant),
+    arange's float start and step, interp's period."""
+    m = rand((3, 4), seed=4)
+    np.testing.assert_allclose(fg.grad(lambda i: fnp.sum(fnp.max(m, axis=1, initial=i)))(5.0), 3.0)
+    np.testing.assert_allclose(fg.grad(lambda i: fnp.nanmin(np.array([np.nan, 2.0]), initial=i))(
+        1.0), 1.0)
+    n = m.shape[1]
+    ss = np.sum((m[0] - m[0].mean()) ** 2)
+    np.testing.assert_allclose(fg.grad(lambda d: fnp.var(m[0], ddof=d))(0.5), ss / (n - 0.5) ** 2)
+    x, eps = np.array([0.3, -0.5, 0.7]), 1e-6
+    fd = (np.linalg.norm(x, 3 + eps) - np.linalg.norm(x, 3 - eps)) / (2 * eps)
+    np.testing.assert_allclose(fg.grad(lambda p: fnp.linalg.norm(x, p))(3.0), fd, rtol=1e-6)
+    np.testing.assert_allclose(fg.grad(lambda t: fnp.sum(fnp.arange(t, 2.1, 0.25)))(0.5), 7.0)
+    np.testing.assert_allclose(fg.grad(lambda s: fnp.sum(fnp.arange(0.5, 2.1, s)))(0.25), 21.0)
+    np.testing.assert_array_equal(fg.jit(lambda t: fnp.arange(t, 2.1, 0.25))(0.5),
+                                  np.arange(0.5, 2.1, 0.25))
+    with pytest.raises(TypeError, match="order of a matrix norm"):
+        fg.grad(lambda p: fnp.linalg.norm(np.eye(2), p))(2.0)

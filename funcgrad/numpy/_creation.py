@@ -2,7 +2,8 @@
 
 `zeros_like(x)` and friends stage a broadcast when x is traced; `array`/`asarray` of a list that
 holds traced values stacks them. Constructors from shapes (zeros, eye, arange, ...) return
-ordinary NumPy arrays: they become constants of the program.
+ordinary NumPy arrays: they become constants of the program (arange with a traced float start
+or step is differentiated in them).
 """
 from __future__ import annotations
 
@@ -101,9 +102,34 @@ def _from_shapes(fn):
     return constructor
 
 
-for _name in ("zeros", "ones", "empty", "eye", "identity", "arange", "indices", "tri"):
+for _name in ("zeros", "ones", "empty", "eye", "identity", "indices", "tri"):
     export(_name)(_from_shapes(getattr(np, _name)))
 del _name
+
+_static_arange = _from_shapes(np.arange)
+
+
+@export()
+def arange(start_or_stop, /, stop=None, step=1, *, dtype=None, device=None, like=None):
+    """np.arange. A traced integer bound is its value in the call being traced (the length is
+    the shape); traced float start and step are differentiated: the values are NumPy's
+    start + i * ((start + step) - start), the length comes from the values of the call.
+
+        >>> fnp.arange(t0, t1, dt)          # d/d t0 is 1, d/d dt is i
+    """
+    bounds = (start_or_stop, stop, step)
+    floats = [isinstance(b, Traced) and aval_of(b).dtype.kind in "fc" for b in bounds]
+    if not any(floats) or (dtype is not None and np.dtype(dtype).kind not in "fc"):
+        kw = {} if dtype is None else {"dtype": dtype}
+        return _static_arange(start_or_stop, stop, step, **kw)
+    start, stop = (0.0, start_or_stop) if stop is None else (start_or_stop, stop)
+    n = len(_static_arange(*_static((start, stop, step), "arange: a bound")))
+    dt = np.result_type(*[aval_of(b).dtype if isinstance(b, Traced) else b
+                          for b in (start, stop, step)])
+    dt = np.dtype(dtype) if dtype is not None else dt
+    start = convert(start, dt) if isinstance(start, Traced) else np.asarray(start, dt)
+    delta = (start + step) - start
+    return convert(start + delta * np.arange(n, dtype=dt), dt)
 
 
 @export()

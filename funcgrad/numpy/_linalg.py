@@ -1,5 +1,6 @@
 """funcgrad.numpy.linalg functions built from other funcgrad operations: norm (every vector and
-matrix order; gradient 0 at x = 0 for the 2-, Frobenius and p >= 1 norms), vector_norm,
+matrix order; gradient 0 at x = 0 for the 2-, Frobenius and p >= 1 norms; a traced vector
+order p is differentiated), vector_norm,
 matrix_norm, cond, lstsq, qr (Householder, LAPACK's signs), matrix_power, multi_dot, and
 NumPy 2's aliases of contract.py functions.
 Conventions are stated in primitives/linalg.py.
@@ -11,7 +12,8 @@ from collections import namedtuple
 
 import numpy as np
 
-from ..ir import aval_of
+from .._errors import user_frame, where as where_
+from ..ir import Traced, aval_of
 from ..primitives.base import broadcast_to, convert, export, normalize_axes, reshape, transpose
 from ..primitives.contract import matmul
 from ..primitives.elementwise import absolute, multiply, not_equal, sqrt, where
@@ -31,11 +33,17 @@ def _safe_root(s, p=2):
     """s ** (1/p) with value and gradient 0 where s == 0 (instead of inf/NaN)."""
     zero = s == 0.0
     safe = where(zero, 1.0, s)
-    return where(zero, 0.0, sqrt(safe) if p == 2 else safe ** (1.0 / p))
+    return where(zero, 0.0, sqrt(safe) if _is_two(p) else safe ** (1.0 / p))
+
+
+def _is_two(p):
+    return not isinstance(p, Traced) and p == 2
 
 
 def _vector_norm(x, ord, axis, keepdims):
     kw = dict(axis=axis, keepdims=keepdims)
+    if isinstance(ord, Traced):
+        return _traced_p_norm(x, ord, kw)
     if ord in (np.inf, -np.inf):
         return (_max if ord > 0 else _min)(absolute(x), **kw)
     if isinstance(ord, str):
@@ -49,7 +57,25 @@ def _vector_norm(x, ord, axis, keepdims):
     return _safe_root(_sum(absolute(x) ** ord, **kw), float(ord))
 
 
+def _traced_p_norm(x, p, kw):
+    """A vector norm whose order p is traced: (sum |x|^p)^(1/p), differentiable in p too (the
+    shortcuts for p = 1 and 2 would drop that derivative); p = +-inf and 0, where the norm is
+    not a continuous function of p, are decisions on p's value (guards)."""
+    if bool(p == np.inf) or bool(p == -np.inf):
+        return (_max if bool(p > 0) else _min)(absolute(x), **kw)
+    if bool(p == 0):
+        return _sum(convert(not_equal(x, 0), real_dtype(aval_of(x).dtype)), **kw)
+    p = convert(p, real_dtype(aval_of(x).dtype))
+    return _safe_root(_sum(absolute(x) ** p, **kw), p)
+
+
 def _matrix_norm(x, ord, row, col):
+    if isinstance(ord, Traced):
+        raise TypeError(
+            f"np.linalg.norm: `ord` is traced{where_(user_frame())}; the order of a matrix norm "
+            "selects which norm it is ('fro', 'nuc', 1, 2, inf, ...), so it must be a Python "
+            "value (close over it, or make it static with static_argnums). A traced order is "
+            "supported for vector norms (its p-norm is differentiable in p).")
     nd = aval_of(x).ndim
     if ord in (2, -2, "nuc"):
         sv = svdvals_p.bind(moveaxis(x, [row, col], [nd - 2, nd - 1]), hermitian=False)
@@ -75,7 +101,10 @@ def norm(x, ord=None, axis=None, keepdims=False):
     x = _as_float(x)
     nd = aval_of(x).ndim
     if axis is None:
-        if ord is None or (ord in ("f", "fro") and nd == 2) or (ord == 2 and nd == 1):
+        if isinstance(ord, Traced):
+            if nd == 1:
+                return _vector_norm(x, ord, 0, keepdims)
+        elif ord is None or (ord in ("f", "fro") and nd == 2) or (ord == 2 and nd == 1):
             r = _safe_root(_sum(abs2(x)))
             return reshape(r, (1,) * nd) if keepdims else r
         axis = tuple(range(nd))

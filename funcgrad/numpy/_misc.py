@@ -335,7 +335,7 @@ def correlate(a, v, mode="valid"):
 
 
 @export()
-@numpy_fallback(np.interp, ("x", "xp", "fp", "left", "right"))
+@numpy_fallback(np.interp, ("x", "xp", "fp", "left", "right", "period"))
 def interp(x, xp, fp, left=None, right=None, period=None):
     """np.interp: piecewise-linear interpolation (float64). x, xp and fp may all be traced;
     the gradient w.r.t. x is the segment's slope (0 outside [xp[0], xp[-1]]), w.r.t. fp the

@@ -53,29 +53,34 @@ def _inexact(x):
 # ---- NaN-ignoring reductions ------------------------------------------------------------------
 
 @export()
-@numpy_fallback(np.nansum, ("a",))
+@numpy_fallback(np.nansum, ("a", "initial"))
 def nansum(a, axis=None, dtype=None, out=None, keepdims=_NoValue, initial=_NoValue,
            where=_NoValue):
     """np.nansum: sum treating NaN as 0 (gradient 0 at NaN entries).
 
         >>> fnp.nansum(x, axis=0)
     """
-    _unsupported("nansum", out=out, initial=initial, where=where)
+    _unsupported("nansum", out=out, where=where)
     a = _asarray(a)
     a = _fill_nan(a, 0)
-    return _sum(a, axis=axis, dtype=dtype, keepdims=_kd(keepdims))
+    return _sum(a, axis=axis, dtype=dtype, keepdims=_kd(keepdims), initial=_initial(initial))
 
 
 @export()
-@numpy_fallback(np.nanprod, ("a",))
+@numpy_fallback(np.nanprod, ("a", "initial"))
 def nanprod(a, axis=None, dtype=None, out=None, keepdims=_NoValue, initial=_NoValue,
             where=_NoValue):
     """np.nanprod: product treating NaN as 1 (gradient 0 at NaN entries).
 
         >>> fnp.nanprod(x, axis=1)
     """
-    _unsupported("nanprod", out=out, initial=initial, where=where)
-    return _prod(_fill_nan(_asarray(a), 1), axis=axis, dtype=dtype, keepdims=_kd(keepdims))
+    _unsupported("nanprod", out=out, where=where)
+    return _prod(_fill_nan(_asarray(a), 1), axis=axis, dtype=dtype, keepdims=_kd(keepdims),
+                 initial=_initial(initial))
+
+
+def _initial(initial):
+    return None if initial is _NoValue else initial
 
 
 def _fill_nan(a, value):
@@ -103,18 +108,20 @@ def nanmean(a, axis=None, dtype=None, out=None, keepdims=_NoValue, *, where=_NoV
 
 
 def _nan_extreme(reduce, fill, name, a, axis, out, keepdims, initial, where_):
-    _unsupported(name, out=out, initial=initial, where=where_)
+    _unsupported(name, out=out, where=where_)
     a = _asarray(a)
-    kd = _kd(keepdims)
+    kd, initial = _kd(keepdims), _initial(initial)
     if not _inexact(a):
-        return reduce(a, axis=axis, keepdims=kd)
+        return reduce(a, axis=axis, keepdims=kd, initial=initial)
     mask = isnan(a)
-    res = reduce(_where(mask, fill, a), axis=axis, keepdims=kd)
+    res = reduce(_where(mask, fill, a), axis=axis, keepdims=kd, initial=initial)
+    if initial is not None:             # an all-NaN slice gives initial (NumPy)
+        return res
     return _where(_all(mask, axis=axis, keepdims=kd), np.nan, res)
 
 
 @export()
-@numpy_fallback(np.nanmax, ("a",))
+@numpy_fallback(np.nanmax, ("a", "initial"))
 def nanmax(a, axis=None, out=None, keepdims=_NoValue, initial=_NoValue, where=_NoValue):
     """np.nanmax: maximum ignoring NaN (NaN for an all-NaN slice; ties share the gradient).
 
@@ -124,7 +131,7 @@ def nanmax(a, axis=None, out=None, keepdims=_NoValue, initial=_NoValue, where=_N
 
 
 @export()
-@numpy_fallback(np.nanmin, ("a",))
+@numpy_fallback(np.nanmin, ("a", "initial"))
 def nanmin(a, axis=None, out=None, keepdims=_NoValue, initial=_NoValue, where=_NoValue):
     """np.nanmin: minimum ignoring NaN (NaN for an all-NaN slice; ties share the gradient).
 
@@ -134,7 +141,7 @@ def nanmin(a, axis=None, out=None, keepdims=_NoValue, initial=_NoValue, where=_N
 
 
 @export()
-@numpy_fallback(np.nanvar, ("a",))
+@numpy_fallback(np.nanvar, ("a", "ddof", "correction"))
 def nanvar(a, axis=None, dtype=None, out=None, ddof=0, keepdims=_NoValue, *, where=_NoValue,
            mean=_NoValue, correction=_NoValue):
     """np.nanvar: variance of the non-NaN entries (NaN where count - ddof <= 0).
@@ -161,7 +168,7 @@ def nanvar(a, axis=None, dtype=None, out=None, ddof=0, keepdims=_NoValue, *, whe
 
 
 @export()
-@numpy_fallback(np.nanstd, ("a",))
+@numpy_fallback(np.nanstd, ("a", "ddof", "correction"))
 def nanstd(a, axis=None, dtype=None, out=None, ddof=0, keepdims=_NoValue, *, where=_NoValue,
            mean=_NoValue, correction=_NoValue):
     """np.nanstd = sqrt(nanvar).

@@ -133,8 +133,9 @@ def _reduction(prim, a, axis, keepdims, dtype=None, initial=None, where_=None, *
 
 
 def _plain(fn, a, where_, **kwargs):
-    """NumPy's own reduction when nothing is traced (a and the mask), else None."""
-    if isinstance(a, Traced) or isinstance(where_, Traced):
+    """NumPy's own reduction when nothing is traced (a, the mask, initial= and ddof=: a traced
+    one is differentiated), else None."""
+    if any(isinstance(v, Traced) for v in (a, where_, kwargs.get("initial"), kwargs.get("ddof"))):
         return None
     if where_ is not None:
         kwargs["where"] = where_
