@@ -147,3 +147,23 @@ def test_float_arguments_found_static_by_the_class_test():
                                   np.arange(0.5, 2.1, 0.25))
     with pytest.raises(TypeError, match="order of a matrix norm"):
         fg.grad(lambda p: fnp.linalg.norm(np.eye(2), p))(2.0)
+
+
+# ---- 3. fnp.where(condition) ----------------------------------------------------------------
+
+def test_where_with_one_argument_is_numpys_on_plain_values():
+    c = np.array([[True, False], [False, True]])
+    for cond in (c, c.tolist(), np.array([0.0, 2.0, 0.0, -1.0])):
+        got, want = fnp.where(cond), np.where(cond)
+        assert len(got) == len(want)
+        for g, w in zip(got, want):
+            np.testing.assert_array_equal(g, w)
+    # traced: np.nonzero's behaviour, the indices of the call's values (no derivative is lost:
+    # they are integers), a clear error where there are no values (vmap)
+    x = np.array([0.5, -1.0, 2.0])
+    np.testing.assert_allclose(fg.grad(lambda x: fnp.sum(x[fnp.where(x > 0)] ** 2))(x),
+                               [1.0, 0.0, 4.0])
+    with pytest.raises(fg.ConcretizationError, match="fnp.where\\(condition, x, y\\)"):
+        fg.vmap(lambda x: fnp.where(x > 0)[0])(np.ones((2, 3)))
+    with pytest.raises(ValueError, match="both or neither"):
+        fnp.where(c, 1.0)

@@ -19,7 +19,8 @@ import numpy as np
 from .._errors import UnsupportedFunctionError
 from ..ir import Aval, Traced, aval_of
 from .base import (NAMESPACE, apply_elementwise, broadcast_shapes, broadcast_to, convert, define,
-                   dtype_or_pytype, elementwise_abstract, export, full, is_traced, resolve_ufunc)
+                   dtype_or_pytype, elementwise_abstract, export, full, has_traced, is_traced,
+                   resolve_ufunc)
 
 LN2, LN10 = float(np.log(2.0)), float(np.log(10.0))
 ELEMENTWISE = {}   # name -> (primitive, ufunc, domain); read by tests
@@ -239,14 +240,20 @@ select_p = define("select", impl=lambda c, x, y: np.where(c, x, y), abstract=_se
 
 @export()
 def where(condition, x=None, y=None):
-    """np.where(condition, x, y): elementwise choice, traceable; the gradient flows to the chosen side.
+    """np.where(condition, x, y): elementwise choice, traceable; the gradient flows to the chosen
+    side. np.where(condition) is np.nonzero(condition) (see funcgrad/numpy/_indexing.py).
 
         >>> fnp.where(x > 0, x, 0.01 * x)     # leaky relu
     """
-    if x is None or y is None:
-        raise UnsupportedFunctionError(
-            "np.where(condition) with one argument returns indices whose number depends on the "
-            "values; funcgrad needs fixed shapes. Use fnp.where(condition, x, y).")
+    if (x is None) != (y is None):
+        raise ValueError("either both or neither of x and y should be given")
+    if x is None:       # np.where(condition) is np.nonzero(condition): plain arrays get NumPy's
+        # answer; a traced condition its value in the call being traced (integer indices lose
+        # no derivative), a ConcretizationError naming fnp.where(condition, x, y) where there
+        # is none (fg.vmap, loop bodies)
+        if not has_traced(condition):
+            return np.where(condition)
+        return NAMESPACE["nonzero"](NAMESPACE["asarray"](condition))
     if not is_traced(condition, x, y):
         return np.where(condition, x, y)
     _, dt = resolve_ufunc(np.add, (dtype_or_pytype(x), dtype_or_pytype(y)))
