@@ -167,3 +167,21 @@ def test_where_with_one_argument_is_numpys_on_plain_values():
         fg.vmap(lambda x: fnp.where(x > 0)[0])(np.ones((2, 3)))
     with pytest.raises(ValueError, match="both or neither"):
         fnp.where(c, 1.0)
+
+
+# ---- 4. NumPy scalar types of traced values ---------------------------------------------------
+
+@pytest.mark.parametrize("typ,kind", [(np.int64, "int"), (np.int32, "int"), (np.float32, "float"),
+                                      (np.complex128, "float"), (fnp.int64, "int")])
+def test_numpy_scalar_type_of_traced_value_says_to_use_astype(typ, kind):
+    def f(x):
+        return fnp.sum(fnp.real(typ(x) * 2))
+    with pytest.raises(fg.ConcretizationError,
+                       match=rf"typ\(x\) of a traced value at .*test_regress_numpy.py.*"
+                             rf"x.astype\(np.{typ.__name__}\)"):
+        fg.grad(f)(np.array([1.5, 2.5]))
+    with pytest.raises(fg.ConcretizationError, match=r"astype"):
+        fg.jit(f)(np.array([1.5, 2.5]))
+    # what the message says to write: a traced cast (integer: derivative 0; float: kept)
+    g = fg.grad(lambda x: fnp.sum(fnp.real(x.astype(typ) * x)))(np.array([1.5, 2.5]))
+    np.testing.assert_allclose(g, [1.0, 2.0] if kind == "int" else [3.0, 5.0], rtol=1e-6)
