@@ -201,7 +201,7 @@ SKIP = {
                     _NO_DERIVATIVE),
     **dict.fromkeys(["eye", "identity", "tri", "indices", "zeros", "ones", "empty",
                      "broadcast_shapes", "promote_types", "result_type", "issubdtype",
-                     "isscalar", "ndim", "shape", "size"], _NO_FLOAT),
+                     "isscalar", "ndim", "shape", "size", "can_cast"], _NO_FLOAT),
     "empty_like": "its values are undefined (only its shape and dtype depend on the argument)",
 }
 

@@ -185,3 +185,26 @@ def test_numpy_scalar_type_of_traced_value_says_to_use_astype(typ, kind):
     # what the message says to write: a traced cast (integer: derivative 0; float: kept)
     g = fg.grad(lambda x: fnp.sum(fnp.real(x.astype(typ) * x)))(np.array([1.5, 2.5]))
     np.testing.assert_allclose(g, [1.0, 2.0] if kind == "int" else [3.0, 5.0], rtol=1e-6)
+
+
+# ---- 5. longdouble, clongdouble, __version__ ----------------------------------------------------
+
+def test_longdouble_clongdouble_and_version():
+    assert fnp.longdouble is np.longdouble and fnp.clongdouble is np.clongdouble
+    assert fnp.__version__ == np.__version__
+    assert np.dtype(fnp.longdouble) == np.zeros(1, np.longdouble).dtype
+    # long double arrays are computed in long double (interpreted; compiled code leaves them to
+    # the interpreter): 1 + 2**-60 is exact there, 1.0 in float64
+    x = np.array([1 + np.longdouble(2.0) ** -60])
+    if np.finfo(np.longdouble).nmant < 60:
+        pytest.skip("long double is float64 on this platform")
+
+    def f(x):
+        return fnp.sum((x - 1) * x)
+    for g in (fg.grad(f), fg.jit(fg.grad(f))):
+        d = g(x)
+        assert d.dtype == np.longdouble
+        assert (d - 1) * 2 ** 59 == 1           # 2x - 1 = 1 + 2**-59, not 1
+    assert fnp.zeros(2, dtype=fnp.longdouble).dtype == np.longdouble
+    z = fg.jit(lambda z: z * 2)(np.ones(2, fnp.clongdouble))
+    assert z.dtype == np.clongdouble

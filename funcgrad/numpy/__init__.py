@@ -22,14 +22,26 @@ from . import (_arrange, _assemble, _complex, _contract, _creation, _elementwise
 
 globals().update({k: v for k, v in _NAMESPACE.items() if not k.startswith("_")})
 
-for _name in ("float64", "float32", "float16", "int64", "int32", "int16", "int8", "uint8",
-              "uint16", "uint32", "uint64", "bool_", "complex128", "complex64", "dtype",
-              "ndarray", "pi", "e", "inf", "nan", "newaxis", "euler_gamma", "finfo", "iinfo",
-              "result_type", "promote_types", "ndim", "shape", "size", "isscalar", "float_",
-              "int_", "integer", "floating", "number", "generic", "issubdtype"):
+# NumPy's scalar types (every name NumPy has: longdouble and clongdouble, float128 where the
+# platform has it, ...), constants and dtype queries, unchanged. A longdouble array is traced
+# and computed in long double by the interpreter; compiled code (Numba has no long double)
+# leaves such programs to the interpreter, as float16 ones.
+for _name in ("float64", "float32", "float16", "float128", "longdouble", "int64", "int32",
+              "int16", "int8", "uint8", "uint16", "uint32", "uint64", "bool_", "bool",
+              "complex128", "complex64", "complex256", "clongdouble", "half", "single", "double",
+              "csingle", "cdouble", "byte", "ubyte", "short", "ushort", "intc", "uintc", "intp",
+              "uintp", "long", "ulong", "longlong", "ulonglong", "int_", "uint", "float_",
+              "complex_", "integer", "signedinteger", "unsignedinteger", "inexact", "floating",
+              "complexfloating", "number", "generic", "dtype", "ndarray", "pi", "e", "inf",
+              "nan", "newaxis", "euler_gamma", "finfo", "iinfo", "result_type", "promote_types",
+              "can_cast", "ndim", "shape", "size", "isscalar", "issubdtype"):
     if hasattr(_np, _name):
         globals().setdefault(_name, getattr(_np, _name))
 del _name
+
+# NumPy's version, as `numpy.__version__` (code written for NumPy checks it; autograd's numpy
+# module re-exports it too); funcgrad's own is funcgrad.__version__.
+__version__ = _np.__version__
 
 
 def __dir__():
