@@ -208,3 +208,42 @@ def test_longdouble_clongdouble_and_version():
     assert fnp.zeros(2, dtype=fnp.longdouble).dtype == np.longdouble
     z = fg.jit(lambda z: z * 2)(np.ones(2, fnp.clongdouble))
     assert z.dtype == np.clongdouble
+
+
+# ---- 6. einsum broadcasts size-1 dimensions ---------------------------------------------------
+
+EINSUM_BROADCASTS = [
+    ("mnd,mdo->mno", (1, 4, 1), (3, 1, 5)),         # the case: shape (3, 4, 5)
+    ("ij,jk->ik", (2, 1), (3, 4)),                  # a contracted dimension of size 1
+    ("ij,jk", (2, 3), (1, 4)),                      # implicit output
+    ("...ij,...jk->...ik", (2, 1, 3, 4), (5, 4, 6)),
+    ("bi,bi->b", (1, 3), (4, 3)),
+    ("ij,ij->ij", (3, 1), (1, 4)),
+]
+
+
+@pytest.mark.parametrize("subs,sa,sb", EINSUM_BROADCASTS)
+def test_einsum_broadcasts_size_one_dimensions(subs, sa, sb):
+    a, b = rand(sa, seed=1), rand(sb, seed=2)
+    want = np.einsum(subs, a, b)
+    f = lambda a, b: fnp.einsum(subs, a, b)       # noqa: E731
+    np.testing.assert_allclose(f(a, b), want, rtol=1e-12)               # untraced
+    np.testing.assert_allclose(evaluate(f, a, b), want, rtol=1e-12)     # traced
+    np.testing.assert_allclose(fg.jit(f)(a, b), want, rtol=1e-12)       # compiled
+    check_grads(f, (a, b), order=2)
+    assert fg.grad(lambda a: fnp.sum(f(a, b)))(a).shape == sa
+
+
+def test_einsum_gradient_of_a_broadcast_dimension_sums():
+    a, b = rand((3, 1), seed=1), rand((1, 4), seed=2)      # out[i, j] = a[i, 0] * b[0, j]
+    ga, gb = fg.grad(lambda a, b: fnp.sum(fnp.einsum("ij,ij->ij", a, b)), argnums=(0, 1))(a, b)
+    np.testing.assert_allclose(ga, np.full((3, 1), b.sum()), rtol=1e-12)
+    np.testing.assert_allclose(gb, np.full((1, 4), a.sum()), rtol=1e-12)
+
+
+def test_einsum_mismatched_sizes_still_refused():
+    with pytest.raises(fg.ShapeError, match=r"size mismatch for dimension 'j': \[2, 3\] .*"
+                                            r"\(2, 2\), \(3, 4\)"):
+        fnp.einsum("ij,jk->ik", np.ones((2, 2)), np.ones((3, 4)))
+    with pytest.raises(ValueError, match="collapsing index 'i'"):
+        fnp.einsum("ii->i", np.ones((1, 3)))

@@ -12,7 +12,7 @@ import numpy as np
 
 from ..ir import Traced, aval_of
 from ..primitives.base import (broadcast_shapes, broadcast_to, convert, export, normalize_axes,
-                               reduce_sum, reshape, transpose)
+                               reduce_sum, reshape, shape_error, transpose)
 from ..primitives.contract import LETTERS, contract
 from ..primitives.indexing import getitem
 from ..primitives.shape import moveaxis, stack
@@ -157,6 +157,36 @@ def _prepare_operand(x, s, keep):
     return x, s
 
 
+def _squeeze_broadcast(ops, subs):
+    """NumPy's broadcasting of size-1 dimensions: an operand's axis of size 1 whose letter has
+    size n > 1 in another operand is dropped from that operand (reshape), so the letter's
+    values come from the others (summed over with them if it is contracted, repeated along it
+    in the output); its gradient then sums over the letter, as a broadcast's does. A letter
+    repeated within one operand keeps its axes (their sizes must agree, as in NumPy)."""
+    sizes = {}
+    for x, sub in zip(ops, subs):
+        for c, d in zip(sub, aval_of(x).shape):
+            first = aval_of(x).shape[sub.index(c)]
+            if d != first:
+                raise ValueError(f"dimensions in single operand for collapsing index {c!r} "
+                                 f"don't match ({first} != {d})")
+            if d != 1:
+                sizes.setdefault(c, set()).add(d)
+    for c, ds in sizes.items():
+        if len(ds) > 1:
+            shapes = ", ".join(str(tuple(aval_of(x).shape)) for x in ops)
+            raise shape_error(f"einsum: size mismatch for dimension {c!r}: {sorted(ds)} in the "
+                              f"operands of shapes {shapes} (only sizes of 1 broadcast)")
+    for k, (x, sub) in enumerate(zip(ops, subs)):
+        shape = aval_of(x).shape
+        drop = [i for i, (c, d) in enumerate(zip(sub, shape))
+                if d == 1 and c in sizes and sub.count(c) == 1]
+        if drop:
+            ops[k] = reshape(x, tuple(d for i, d in enumerate(shape) if i not in drop))
+            subs[k] = "".join(c for i, c in enumerate(sub) if i not in drop)
+    return ops, subs
+
+
 def _interleaved(*args):
     """np.einsum's other form, einsum(op0, sublist0, op1, sublist1, ..., [sublist_out]) with
     sublists of integers (Ellipsis allowed), as (subscripts string, operands)."""
@@ -171,8 +201,9 @@ def _interleaved(*args):
 
 @export()
 def einsum(subscripts, *operands, optimize=None):
-    """np.einsum (explicit or implicit output, ellipsis, repeated letters; the subscripts
-    string or the interleaved form `einsum(A, [0, 1], B, [1, 2], [0, 2])`), contracted pairwise.
+    """np.einsum (explicit or implicit output, ellipsis, repeated letters, size-1 dimensions
+    broadcast as in NumPy; the subscripts string or the interleaved form
+    `einsum(A, [0, 1], B, [1, 2], [0, 2])`), contracted pairwise.
 
         >>> fnp.einsum("bij,bjk->bik", A, B)
     """
@@ -180,7 +211,7 @@ def einsum(subscripts, *operands, optimize=None):
         subscripts, operands = _interleaved(subscripts, *operands)
     ops = [x if isinstance(x, Traced) else np.asarray(x) for x in operands]
     subs, out = _parse_einsum(subscripts, tuple(aval_of(x).ndim for x in ops))
-    subs = list(subs)
+    ops, subs = _squeeze_broadcast(ops, list(subs))
     for k in range(len(ops)):
         others = out + "".join(s for m, s in enumerate(subs) if m != k)
         ops[k], subs[k] = _prepare_operand(ops[k], subs[k], others)
