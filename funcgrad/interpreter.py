@@ -75,24 +75,28 @@ def _eval(prog, args):
     override = ir._state.override
     local = _local
     masked = set() if nan_checks.active() else None     # (fg.debug_nans: _nan_checks.check_eqn)
-    for e, free in zip(prog.eqns, frees):
-        ins = [v.val if isinstance(v, Lit) else env[v.id] for v in e.inputs]
-        prev, override[0] = override[0], e.src
-        local.eqn = e
-        try:
-            out = bind_staged(e.prim, *ins, **e.params)
-        except Exception as exc:
-            add_location(exc, e.src, f"{e.prim.name} failed on values computed")
-            raise
-        finally:
-            override[0] = prev
-        if masked is not None:              # fg.debug_nans / fg.debug_infs (on at the start)
-            nan_checks.check_eqn(e, ins, out, masked)
-        if e.prim.multiple_results:
-            for v, o in zip(e.outputs, out):
-                env[v.id] = o
-        else:
-            env[e.outputs[0].id] = out
-        for vid in free:
-            env.pop(vid, None)
+    outer = local.eqn       # (restored after: an equation left here would keep its constants alive)
+    try:
+        for e, free in zip(prog.eqns, frees):
+            ins = [v.val if isinstance(v, Lit) else env[v.id] for v in e.inputs]
+            prev, override[0] = override[0], e.src
+            local.eqn = e
+            try:
+                out = bind_staged(e.prim, *ins, **e.params)
+            except Exception as exc:
+                add_location(exc, e.src, f"{e.prim.name} failed on values computed")
+                raise
+            finally:
+                override[0] = prev
+            if masked is not None:              # fg.debug_nans / fg.debug_infs (on at the start)
+                nan_checks.check_eqn(e, ins, out, masked)
+            if e.prim.multiple_results:
+                for v, o in zip(e.outputs, out):
+                    env[v.id] = o
+            else:
+                env[e.outputs[0].id] = out
+            for vid in free:
+                env.pop(vid, None)
+    finally:
+        local.eqn = outer
     return [o.val if isinstance(o, Lit) else env[o.id] for o in prog.outs]

@@ -54,7 +54,7 @@ def test_a_function_and_what_it_captures_are_freed(name, hot):
     from funcgrad.tiering import policy
     held = _Held()
     held.a = np.ones(1000)
-    ref = weakref.ref(held)
+    ref, ref_array = weakref.ref(held), weakref.ref(held.a)
     f = _closure_over(held)
     del held
     old, policy.threshold = policy.threshold, 2
@@ -68,6 +68,7 @@ def test_a_function_and_what_it_captures_are_freed(name, hot):
         assert ref() is None, "kept alive without the collector (no reference cycle expected)"
     gc.collect()
     assert ref() is None
+    assert ref_array() is None, "the array it read is still referenced (by a constant kept)"
 
 
 def test_tiering_state_on_a_function_is_its_own_and_pickles_empty():
