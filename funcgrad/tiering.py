@@ -142,6 +142,16 @@ def _dead():
     return None
 
 
+def _reference(f):
+    """A weak reference to f where f can have one; else a strong one. (Ufuncs, NumPy's
+    dispatchers, builtins and objects with __slots__ cannot be weakly referenced; their
+    _Tiers live in the fg.grad wrapper, which holds f anyway.)"""
+    try:
+        return weakref.ref(f)
+    except TypeError:
+        return lambda: f
+
+
 def _no_tier():
     return None
 
@@ -209,7 +219,7 @@ class _Tier:
     """Guards, reproducibility records and compiled forms of one (function, transform) pair."""
 
     def __init__(self, f):
-        self.f_ref = weakref.ref(f)
+        self.f_ref = _reference(f)
         self.state = None         # the state the records and compiled forms below belong to
         self.runs = {}            # sig -> (trace key, identical calls in a row, decisions)
         self.jitted = {}          # sig -> compiled form (hot signatures)
