@@ -11,6 +11,8 @@ fails, the caller walks.
 """
 from __future__ import annotations
 
+import array
+import collections
 import functools
 import os
 import sys
@@ -62,20 +64,74 @@ def _library_module(name):
 _names_cache: dict = {}
 
 
+_DYNAMIC_LOOKUPS = frozenset({"globals", "vars", "getattr", "hasattr"})
+
+
 def _global_names(code):
-    """Names that `code` and the code nested in it (lambdas, comprehensions) look up."""
+    """Names that `code` and the code nested in it (lambdas, comprehensions) look up; where it
+    looks names up by string (`globals()["scale"]`, `getattr(cfg, "scale")`), the string
+    constants that could be names too."""
     names = _names_cache.get(code)
     if names is None:
-        found, todo = set(), [code]
+        found, strings, todo = set(), set(), [code]
         while todo:
             c = todo.pop()
             found.update(c.co_names)
+            strings.update(k for k in c.co_consts if type(k) is str and k.isidentifier())
             todo += [k for k in c.co_consts if isinstance(k, types.CodeType)]
+        if found & _DYNAMIC_LOOKUPS:
+            found |= strings
         names = tuple(sorted(found))
         if len(_names_cache) > 10_000:
             _names_cache.clear()
         _names_cache[code] = names
     return names
+
+
+def _module_reads(module, names, name):
+    """The attributes of a module named `name` that a function naming `names` reads and the
+    walk keys: all of them for a user's module; for a library's module its data (`os.environ`,
+    a package's settings), not its functions, classes and submodules (fixed once made)."""
+    if not _library_module(module.__name__):
+        return [a for a in names if a != name]
+    return [a for a in names if a != name and not _fixed(getattr(module, a, None))]
+
+
+def _arraylike_key(v):
+    """The content of an object NumPy can read as an array (None where it cannot: then the
+    object counts by its attributes and identity only)."""
+    try:
+        return _array_key(np.asarray(v), identity=False)
+    except Exception:
+        return None
+
+
+def _class_reads(cls):
+    """What a user's class holds that its instances read: its attributes, and its special
+    methods (`__call__`, `__getitem__`, ... run the user's code), not its bookkeeping."""
+    return [(k, x) for k, x in vars(cls).items()
+            if not k.startswith("__") or type(x) is types.FunctionType or type(x) in _DESCRIPTORS]
+
+
+def _slots(t):
+    """The data slots of t's instances (a single name or a sequence; not __weakref__)."""
+    slots = getattr(t, "__slots__", ())
+    return (slots,) if isinstance(slots, str) else [s for s in slots if not s.startswith("__")]
+
+
+def _fixed(x):
+    return x is None or callable(x) or isinstance(x, types.ModuleType)
+
+
+def _buffer_key(v):
+    """The content of a mutable buffer (bytearray, array.array, memoryview): its bytes, or a
+    digest of them when large (as arrays)."""
+    try:
+        a = np.frombuffer(v, np.uint8)
+    except (ValueError, TypeError, BufferError):      # (a strided memoryview)
+        a = np.frombuffer(v.tobytes(), np.uint8)
+    content = a.tobytes() if a.nbytes <= _SMALL_ARRAY else _digest(a)
+    return (getattr(v, "typecode", None), content)
 
 
 def _array_key(a, identity=True):
@@ -90,9 +146,15 @@ def _array_key(a, identity=True):
 
 
 (_ATOM, _FLOAT, _GENERIC, _ARRAY, _IDENTITY, _TUPLE, _SEQ, _DICT, _SET, _FUNCTION, _METHOD,
- _PARTIAL, _PROGRAM, _VAR, _CLASS, _BUILTIN, _VALUE, _LIBRARY, _OBJECT) = (
+ _PARTIAL, _PROGRAM, _VAR, _CLASS, _BUILTIN, _VALUE, _LIBRARY, _OBJECT, _BUFFER, _DESCRIPTOR) = (
     "atom", "float", "generic", "array", "identity", "tuple", "seq", "dict", "set", "function",
-    "method", "partial", "program", "var", "class", "builtin", "value", "library", "object")
+    "method", "partial", "program", "var", "class", "builtin", "value", "library", "object",
+    "buffer", "descriptor")
+_BUFFERS = (bytearray, array.array, memoryview)
+# A descriptor on a user's class runs the user's code when read (`cfg.scale`): the function
+# behind it is walked as the user's own.
+_DESCRIPTORS = {property: "fget", staticmethod: "__func__", classmethod: "__func__",
+                functools.cached_property: "func"}
 _ATOMS = (bool, int, str, bytes, type(None), complex, type(Ellipsis), slice, range)
 _CATEGORY: dict = {}
 _LIBRARY_CODE: dict = {}       # code object -> defined in library code (cleared when large)
@@ -132,6 +194,12 @@ def _categorize(t):
         cat = _CLASS
     elif t in (types.BuiltinFunctionType, types.MethodWrapperType):
         cat = _BUILTIN
+    elif issubclass(t, _BUFFERS):
+        cat = _BUFFER
+    elif t in _DESCRIPTORS:
+        cat = _DESCRIPTOR
+    elif issubclass(t, collections.deque):
+        cat = _SEQ
     elif (t.__module__ or "builtins").partition(".")[0] in _LIB_PACKAGES:
         cat = _VALUE if t.__hash__ is not object.__hash__ and t.__eq__ is not object.__eq__ \
             else _LIBRARY
@@ -148,7 +216,8 @@ class _Walker:
     trace could read (see the module docstring)."""
 
     def __init__(self, by_value=False):
-        self.budget = _BUDGET
+        # (a budget bounds the state a guard watches; a traced program is keyed whole)
+        self.budget = float("inf") if by_value else _BUDGET
         self.seen: dict = {}
         self.var_names: dict = {}
         self.fresh: dict = {}
@@ -185,8 +254,12 @@ class _Walker:
             return (t, v.tobytes())
         if cat is _ARRAY:
             return _array_key(v)
+        if cat is _BUFFER:
+            return (t, _buffer_key(v))
         if cat is _IDENTITY or depth <= 0:
             return (t, id(v))
+        if cat is _DESCRIPTOR:
+            return (t, self.key(getattr(v, _DESCRIPTORS[t]), depth))
         if cat is _VALUE:                       # an immutable value type of ours (PyTreeDef)
             return (t, v)
         d = depth - 1
@@ -214,8 +287,8 @@ class _Walker:
         if cat is _CLASS:
             if _library_module(v.__module__):
                 return (t, id(v))
-            return (t, id(v), tuple([(k, self.key(x, d)) for k, x in vars(v).items()
-                                     if not k.startswith("__")]))
+            return (t, id(v), tuple([(k, self.key(x, d)) for k, x in _class_reads(v)]),
+                    tuple([self.key(b, d) for b in v.__bases__]))
         if cat is _BUILTIN:
             owner = getattr(v, "__self__", None)
             return (t, id(v)) if owner is None or isinstance(owner, types.ModuleType) else (
@@ -231,8 +304,10 @@ class _Walker:
         parts = [t, id(t) if cat is _LIBRARY else self.key(t, d)]   # the class: its methods
         if hasattr(v, "__dict__"):
             parts.append(self.key(vars(v), depth))
-        for slot in getattr(t, "__slots__", ()):
+        for slot in _slots(t):
             parts.append(self.key(getattr(v, slot, None), d))
+        if hasattr(t, "__array__"):             # another library's array (a torch tensor)
+            parts.append(_arraylike_key(v))
         return tuple(parts)
 
     def function(self, f, depth):
@@ -258,10 +333,9 @@ class _Walker:
             v = glob.get(name, _MISSING)
             if v is _MISSING:
                 continue
-            if type(v) is types.ModuleType:
-                if not _library_module(v.__name__):       # `config.scale` in a user module
-                    parts += [(name, a, self.key(getattr(v, a), d)) for a in names
-                              if a != name and hasattr(v, a)]
+            if type(v) is types.ModuleType:          # `config.scale`, `os.environ[...]`
+                parts += [(name, a, self.key(getattr(v, a), d))
+                          for a in _module_reads(v, names, name) if hasattr(v, a)]
                 continue
             parts.append((name, self.key(v, d)))
         return tuple(parts)
@@ -391,8 +465,16 @@ class _GuardWriter:
             read = f"{e}.tobytes()" if v.nbytes <= _SMALL_ARRAY else f"_digest({e})"
             return self.check(f"{e} is {k(v)} and {e}.shape == {k(v.shape)} and "
                               f"{e}.dtype.str == {k(v.dtype.str)} and {read} == {k(content)}")
+        if cat is _BUFFER:
+            e = self.bind(e)
+            return self.check(f"type({e}) is {k(t)} and _buffer_key({e}) == {k(_buffer_key(v))}")
         if cat is _IDENTITY or depth <= 0:
             return self.same(e, v)
+        if cat is _DESCRIPTOR:
+            e = self.bind(e)
+            self.same(e, v)
+            attr = _DESCRIPTORS[t]
+            return self.walk(f"{e}.{attr}", getattr(v, attr), depth)
         if cat is _VALUE:
             e = self.bind(e)
             return self.check(f"type({e}) is {k(t)} and {e} == {k(v)}")
@@ -433,9 +515,12 @@ class _GuardWriter:
             self.check(f"{e}.__module__ == {k(v.__module__)}")
             names = self.bind(f"{e}.__dict__")
             self.check(f"tuple({names}) == {k(tuple(vars(v)))}")
-            for key, x in vars(v).items():
-                if not key.startswith("__"):
-                    self.walk(f"{names}[{k(key)}]", x, d)
+            for key, x in _class_reads(v):
+                self.walk(f"{names}[{k(key)}]", x, d)
+            bases = self.bind(f"{e}.__bases__")
+            self.check(f"len({bases}) == {len(v.__bases__)}")
+            for i, b in enumerate(v.__bases__):
+                self.walk(f"{bases}[{i}]", b, d)
         elif cat is _BUILTIN:
             owner = getattr(v, "__self__", None)
             if owner is not None and not isinstance(owner, types.ModuleType):
@@ -446,8 +531,10 @@ class _GuardWriter:
             self.walk(f"type({e})", t, d)
             if hasattr(v, "__dict__"):
                 self.walk(f"{e}.__dict__", vars(v), depth)
-            for slot in getattr(t, "__slots__", ()):
+            for slot in _slots(t):
                 self.walk(f"getattr({e}, {k(slot)}, None)", getattr(v, slot, None), d)
+            if hasattr(t, "__array__"):
+                self.check(f"_arraylike_key({e}) == {k(_arraylike_key(v))}")
 
     def keys(self, e, d):
         """A dict's keys, in order. String keys compare as _Walker's do (by value, so a str
@@ -504,11 +591,7 @@ class _GuardWriter:
             elif type(x) is types.ModuleType:
                 m = self.bind(f"{g}.get({k})")
                 self.same(m, x)
-                if _library_module(x.__name__):
-                    continue
-                for a in names:
-                    if a == name:
-                        continue
+                for a in _module_reads(x, names, name):
                     if hasattr(x, a):
                         self.walk(f"getattr({m}, {self.const(a)})", getattr(x, a), d)
                     else:
@@ -540,7 +623,8 @@ def compile_guard(f, key):
         w.walk("v0", f)
     except (_NoGuard, RecursionError):
         return None
-    namespace = {"FunctionType": types.FunctionType, "_digest": _digest}
+    namespace = {"FunctionType": types.FunctionType, "_digest": _digest,
+                 "_buffer_key": _buffer_key, "_arraylike_key": _arraylike_key}
     exec(compile(w.source(), "<funcgrad state guard>", "exec"), namespace)
     guard = namespace["make_guard"](*w.consts)
     try:                     # recorded and keyed from the same values (not changed meanwhile)

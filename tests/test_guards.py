@@ -3,6 +3,8 @@ equals the key the guard was made from. Checked on random states (nested contain
 arrays, floats such as -0.0 and nan, helper functions, dict keys of several types) under random
 mutations, rebindings and equal-valued replacements; and the guard passes while nothing
 changed, so it is a shortcut that gets taken."""
+import array
+import collections
 import copy
 import functools
 from types import SimpleNamespace
@@ -37,6 +39,18 @@ def _helper_made(v):
     return lambda x: x * v
 
 
+def _with_property(v):
+    """An object whose attribute is computed by a property reading a holder (user code run by
+    the read: the walk must follow the property's function)."""
+    holder = Box(v=v)
+
+    class Computed:
+        @property
+        def value(self):
+            return holder.v
+    return Computed()
+
+
 ATOMS = st.one_of(
     st.integers(-3, 3), st.booleans(), st.none(), st.sampled_from(["a", "b", ""]),
     st.sampled_from([0.0, -0.0, 1.0, 2.5, float("nan"), float("inf")]),
@@ -45,6 +59,11 @@ ATOMS = st.one_of(
                      (lambda: np.ones(700))]).map(lambda make: make()),
     st.sampled_from([fnp.sin, fnp.sum, np.cos, len]),
 )
+BUFFERS = st.one_of(
+    st.lists(st.sampled_from([0.0, -0.0, 1.5]), max_size=3).map(lambda v: array.array("d", v)),
+    st.binary(max_size=3).map(bytearray),
+)
+ATOMS = st.one_of(ATOMS, BUFFERS)
 
 
 def _containers(inner):
@@ -60,6 +79,8 @@ def _containers(inner):
         inner.map(_helper_made),
         inner.map(lambda v: functools.partial(_helper_made, v)),
         st.frozensets(st.integers(0, 3), max_size=3).map(set),
+        st.lists(inner, max_size=3).map(collections.deque),
+        inner.map(_with_property),
     )
 
 
@@ -77,10 +98,14 @@ def _mutables(v, out, depth=0):
     """The places a user could change in place, reachable from v."""
     if depth > 6:
         return out
-    if isinstance(v, (list, dict, np.ndarray, set)) or hasattr(v, "__dict__") or hasattr(
-            type(v), "__slots__") and not isinstance(v, (tuple, str)):
+    if isinstance(v, (list, dict, np.ndarray, set, collections.deque, array.array, bytearray)) \
+            or hasattr(v, "__dict__") or hasattr(type(v), "__slots__") \
+            and not isinstance(v, (tuple, str)):
         out.append(v)
-    items = (v.values() if isinstance(v, dict) else v if isinstance(v, (list, tuple)) else
+    if isinstance(type(v).__dict__.get("value"), property):       # (_with_property)
+        out.append(type(v).value.fget.__closure__[0].cell_contents)
+    items = (v.values() if isinstance(v, dict) else
+             v if isinstance(v, (list, tuple, collections.deque)) else
              vars(v).values() if isinstance(v, (Box, SimpleNamespace)) else
              (v.a, v.b) if isinstance(v, Slotted) else
              [c.cell_contents for c in v.__closure__ or ()]
@@ -107,7 +132,15 @@ def _mutate(target, data):
     if isinstance(target, set):
         target.symmetric_difference_update({data.draw(st.integers(0, 3))})
         return
-    if isinstance(target, list):
+    if isinstance(target, (array.array, bytearray)):
+        item = data.draw(st.sampled_from([0.0, -0.0, 2.0] if isinstance(target, array.array)
+                                         else [0, 1, 255]))
+        if target and data.draw(st.booleans()):
+            target[0] = item
+        else:
+            target.append(item)
+        return
+    if isinstance(target, (list, collections.deque)):
         keys = list(range(len(target)))
     elif isinstance(target, dict):
         keys = list(target)
@@ -121,23 +154,22 @@ def _mutate(target, data):
     if not keys:
         op = "add"
     key = data.draw(st.sampled_from(keys)) if keys else None
-    get = (target.__getitem__ if isinstance(target, (list, dict)) else
-           lambda k: getattr(target, k, None))
-    put = (target.__setitem__ if isinstance(target, (list, dict)) else
-           lambda k, x: setattr(target, k, x))
+    indexed = isinstance(target, (list, dict, collections.deque))
+    get = target.__getitem__ if indexed else lambda k: getattr(target, k, None)
+    put = target.__setitem__ if indexed else lambda k, x: setattr(target, k, x)
     value = _value(get(key) if keys else None, new)
     if op == "set" and keys:
         put(key, value)
     elif op == "add":
-        if isinstance(target, list):
+        if isinstance(target, (list, collections.deque)):
             target.append(value)
         elif isinstance(target, dict):
             target[data.draw(st.sampled_from(["p", "z", 2, False]))] = value
         elif not isinstance(target, Slotted):
             setattr(target, "z", value)
     elif op == "remove":
-        if isinstance(target, list):
-            target.pop(key)
+        if isinstance(target, (list, collections.deque)):
+            del target[key]
         elif isinstance(target, dict):
             del target[key]
         elif not isinstance(target, Slotted):

@@ -1,6 +1,9 @@
 """Tiering is invisible: for any call sequence, a tiered transform returns what the interpreter
 returns, whatever impure Python sits around the traced values (state mutated in place or
 rebound, counters, random draws, clocks). Compared against the same transform with tiering off."""
+import array
+import collections
+import os
 import random
 import time
 from types import SimpleNamespace
@@ -12,6 +15,7 @@ from hypothesis import strategies as st
 
 import funcgrad as fg
 import funcgrad.numpy as fnp
+from funcgrad import tiering
 from funcgrad.tiering import policy
 
 
@@ -76,6 +80,91 @@ def test_state_changed_after_compiling_is_seen(change):
         if v == 1.0:
             last = is_compiled(cfg_loss)
     assert last                                            # it did compile in between
+    change(1.0)
+
+
+# State read in ways a walk of attributes and closures alone does not see: a property (or a
+# special method, or a base class) runs the user's code; os.environ is data in a library module;
+# buffers and deques hold their content outside __dict__; globals()["name"] names by string.
+_SCALE = 1.0
+_BUFFER = array.array("d", [1.0])
+_BYTES = bytearray([1])
+_QUEUE = collections.deque([1.0])
+
+
+class _Settings:
+    @property
+    def scale(self):
+        return _SCALE
+
+    def __getitem__(self, key):
+        return _SCALE
+
+
+class _Base:
+    scale = 1.0
+
+
+class _Derived(_Base):
+    pass
+
+
+class _Model:
+    def __call__(self, x):
+        return fnp.sum(fnp.sin(x) * _SCALE)
+
+
+_SETTINGS, _DERIVED = _Settings(), _Derived()
+
+
+def _set_scale(v):
+    global _SCALE
+    _SCALE = v
+
+
+def _set_environ(v):
+    os.environ["FUNCGRAD_TEST_SCALE"] = repr(v)
+
+
+STATE_READS = {
+    "property": (lambda x: fnp.sum(fnp.sin(x) * _SETTINGS.scale), _set_scale),
+    "__getitem__": (lambda x: fnp.sum(fnp.sin(x) * _SETTINGS["scale"]), _set_scale),
+    "__call__": (_Model(), _set_scale),
+    "base class": (lambda x: fnp.sum(fnp.sin(x) * _DERIVED.scale),
+                   lambda v: setattr(_Base, "scale", v)),
+    "os.environ": (lambda x: fnp.sum(fnp.sin(x) * float(os.environ["FUNCGRAD_TEST_SCALE"])),
+                   _set_environ),
+    "globals()": (lambda x: fnp.sum(fnp.sin(x) * globals()["_SCALE"]), _set_scale),
+    "array.array": (lambda x: fnp.sum(fnp.sin(x) * _BUFFER[0]),
+                    lambda v: _BUFFER.__setitem__(0, v)),
+    "bytearray": (lambda x: fnp.sum(fnp.sin(x) * _BYTES[0]),
+                  lambda v: _BYTES.__setitem__(0, int(v) % 256)),
+    "deque": (lambda x: fnp.sum(fnp.sin(x) * _QUEUE[0]), lambda v: _QUEUE.__setitem__(0, v)),
+}
+
+
+def compilations(monkeypatch):
+    """The signatures tiering adopts compiled forms for, in order (any kind of callable)."""
+    kept, keep = [], tiering._Tier._keep
+
+    def spy(tier, sig, jitted):
+        kept.append(sig)
+        keep(tier, sig, jitted)
+    monkeypatch.setattr(tiering._Tier, "_keep", spy)
+    return kept
+
+
+@pytest.mark.parametrize("read", list(STATE_READS))
+def test_state_read_through_code_or_buffers_is_seen(read, monkeypatch):
+    loss, change = STATE_READS[read]
+    kept = compilations(monkeypatch)
+    grad = fg.grad(loss)               # one wrapper (callable objects keep their tiers in it)
+    x = np.array([0.3, -0.2, 0.9])
+    for step, v in enumerate((1.0, 1.0, 1.0, 1.0, 3.0, 3.0, 3.0, 2.0)):
+        change(v)
+        assert_same(grad(x), v * np.cos(x))
+        if step == 3:
+            assert kept, "it compiled before the change"
     change(1.0)
 
 
