@@ -158,6 +158,12 @@ class Program:
     def _repr_pretty_(self, p, cycle):  # IPython
         p.text(self.pretty())
 
+    def equation_count(self):
+        """Equations, those of loop and branch bodies included (what compiling costs scales
+        with)."""
+        return sum(1 + sum(p.equation_count() for p in sub_programs(e.params))
+                   for e in self.eqns)
+
     def to_dot(self, *, max_nodes=None, source_info=True) -> str:
         """Graphviz DOT source of the program: a node per equation (primitive, short params,
         inputs -> outputs, and the user's source line, in full in its tooltip), per input and

@@ -75,10 +75,6 @@ def _sub_programs(params):
             yield from ((f"{key}[{i}]", p) for i, p in enumerate(v))
 
 
-def _count_eqns(prog):
-    return sum(1 + sum(_count_eqns(p) for _, p in _sub_programs(e.params)) for e in prog.eqns)
-
-
 def _param_text(v):
     if isinstance(v, np.dtype):
         return v.name
@@ -113,7 +109,7 @@ class _Writer:
             first = first or nid
         for e in prog.eqns:
             if self.max_nodes is not None and self.drawn >= self.max_nodes:
-                self.left_out += 1 + sum(_count_eqns(p) for _, p in _sub_programs(e.params))
+                self.left_out += 1 + sum(p.equation_count() for _, p in _sub_programs(e.params))
                 scope.update((v.id, (None, False)) for v in e.outputs)     # not drawn
                 continue
             nid = self.eqn(e, scope, pad)

@@ -11,10 +11,11 @@ The interpreter runs the user's Python on every call; a compiled kernel does not
 
 * **Guards.** Everything f reads from outside its arguments is its *state*: its closure cells,
   the globals its code (nested lambdas and comprehensions included) names, attributes of user
-  modules it names, the defaults of its parameters, the attributes of a callable object or a
-  bound method's instance, a functools.partial's arguments, and recursively the contents of
-  these (dicts of any kind, lists, tuples, sets, objects' attributes, helper functions' own
-  state) a few levels deep. Numbers and strings count by value, arrays by identity *and
+  modules it names and data in library modules it names (os.environ), the defaults of its
+  parameters, the attributes of a callable object or a bound method's instance, a
+  functools.partial's arguments, and recursively the contents of these (dicts of any kind,
+  lists, tuples, sets, deques, buffers, objects' attributes, the functions behind properties
+  and special methods of the user's classes, helper functions' own state) a few levels deep. Numbers and strings count by value, arrays by identity *and
   content* (a digest of their bytes), so rebinding *or mutating in place* anything f reads is
   seen. The state is compared on every call (once f is hot, by checks generated for it:
   guards.py, a few hundred nanoseconds); when it changed, the compiled forms are dropped
@@ -31,7 +32,8 @@ What is not covered: Python side effects that leave no trace in f's state (print
 file) happen only while f is interpreted, as under fg.jit; state deeper than the walk goes
 (`_DEPTH`) or larger than `_BUDGET` values means f is never compiled (a warning says so);
 objects of library types (NumPy generators, Numba or SciPy objects) count by identity.
-`policy.explain(f)` tells why a function is still interpreted.
+A program larger than `policy.max_equations` is not compiled here at all (the caller opts in
+with fg.jit). `policy.explain(f)` tells why a function is still interpreted.
 
 Tiering sits below the public API and the loop primitives: the entry points pass it the
 interpreted and compiled forms (`tiered`), and a loop primitive whose NumPy evaluation would run
@@ -44,17 +46,21 @@ import os
 import random
 import threading
 import types
-import warnings
 import weakref
 
 import numpy as np
 
 from . import ir
+from ._errors import user_frame, warn_at
 from .guards import Unguardable, _Walker, compile_guard, state_key, trace_key, value_key
 from .ir import Traced
 from .tree_util import tree_flatten
 
-__all__ = ["policy", "TieringPolicy", "state_key", "value_key"]
+__all__ = ["policy", "TieringPolicy", "PerformanceWarning", "state_key", "value_key"]
+
+
+class PerformanceWarning(UserWarning):
+    """funcgrad runs something slower than it could, and says how to make it fast."""
 
 
 class TieringPolicy:
@@ -69,6 +75,10 @@ class TieringPolicy:
 
     def __init__(self):
         self.threshold = int(os.environ.get("FUNCGRAD_JIT_THRESHOLD", "10"))
+        # Compiling costs ~0.05-0.1 cpu-s per equation: a program larger than this (loop and
+        # branch bodies counted) would stall a call for a minute or more, so it is compiled
+        # only where the caller asks (fg.jit).
+        self.max_equations = int(os.environ.get("FUNCGRAD_TIER_MAX_EQUATIONS", "1000"))
         self.background = os.environ.get("FUNCGRAD_JIT_BACKGROUND", "") not in ("", "0")
         self.generation = 0
 
@@ -287,13 +297,29 @@ class _Tier:
         return None, _Watch(sig)
 
     def observe(self, watch):
-        """After an interpreted call under `watch`: count it if it traced as the last did."""
+        """After an interpreted call under `watch`: count it if it traced as the last did.
+        Never raises: the call has its answer, and bookkeeping that fails means only that f
+        stays interpreted."""
+        try:
+            self._observe(watch)
+        except Exception as exc:       # pragma: no cover  (a defect here must not cost the call)
+            self._give_up_all(f"tiering could not follow it ({type(exc).__name__}: {exc})",
+                              warn=True)
+
+    def _observe(self, watch):
         if self.never or not watch.programs:
             return
         if _rng_state() != watch.rng:
             self._give_up_all("tracing it draws from NumPy's or Python's global random state")
             return
         prog, decisions = watch.programs[0]
+        size = prog.equation_count()
+        if size > policy.max_equations:
+            self._give_up_all(f"its program has {size} equations (more than "
+                              f"policy.max_equations = {policy.max_equations}): compiling it "
+                              "would stall a call for minutes. fg.jit(...) around the "
+                              "transform compiles it anyway", warn=True, category=PerformanceWarning)
+            return
         key = trace_key(prog)
         record = self.runs.get(watch.sig)      # (other decisions: other programs, by design)
         if record is not None and record[0] != key and record[2] == decisions:
@@ -321,12 +347,13 @@ class _Tier:
         self.failed.add(sig)
         return out
 
-    def _give_up_all(self, why, warn=False):
+    def _give_up_all(self, why, warn=False, category=None):
         self.never, self.jitted, self.runs = why, {}, {}
         if warn:
             f = self.f_ref()
-            warnings.warn(f"funcgrad will not compile {getattr(f, '__name__', f)}: {why}; "
-                          "pass large state as arguments", RuntimeWarning, stacklevel=4)
+            advice = "" if category else "; pass large state as arguments"
+            warn_at(user_frame(), f"funcgrad will not compile {getattr(f, '__name__', f)}: "
+                    f"{why}{advice}", category or RuntimeWarning)
 
     def _warm(self, sig, state, jitted, args, kwargs):
         try:
@@ -361,6 +388,8 @@ def compile_loop(prim, args, params):
     run = _loop_compiler[0]
     if run is None or LOOP_COMPILE_SECONDS <= 0:
         return None
+    if sum(p.equation_count() for p in ir.sub_programs(params)) > policy.max_equations:
+        return None             # (its compile would take longer than interpreting it)
     return run(prim, args, params)
 
 
@@ -402,7 +431,11 @@ def run_tiered(tier, make_jit, interpreted, args, kwargs):
     compiled form."""
     if tier is None:
         return interpreted(*args, **kwargs)
-    jitted, watch = tier.compiled_for(args, kwargs, make_jit)
+    try:
+        jitted, watch = tier.compiled_for(args, kwargs, make_jit)
+    except Exception as exc:           # pragma: no cover  (see _Tier.observe)
+        tier._give_up_all(f"tiering could not follow it ({type(exc).__name__}: {exc})", warn=True)
+        return interpreted(*args, **kwargs)
     if jitted is not None:
         try:
             return jitted(*args, **kwargs)

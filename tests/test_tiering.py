@@ -155,3 +155,54 @@ def test_background_compiling_does_not_disturb_tracing_in_the_main_thread():
     deadline = time.perf_counter() + 120        # let the compile threads finish (they hold the
     while any(t.pending for t in policy.tiers(f).values()) and time.perf_counter() < deadline:
         time.sleep(0.05)                       # compile lock other tests need)
+
+
+def _long_unrolled(steps):
+    """A loss whose traced program has about 4 * steps equations (slices carry tuple params:
+    many values to key), with the gradient known: sum of the weights, plus 1 on x[0], x[1]."""
+    weights = [np.full(3, 0.001 * k) for k in range(steps)]
+
+    def loss(x):
+        total = 0.0
+        for w in weights:
+            total = total + fnp.sum(x[::-1][::-1] * w)
+        return total + fnp.sum(x[:2])
+    return loss, sum(weights) + np.array([1.0, 1.0, 0.0])
+
+
+@pytest.mark.filterwarnings("ignore:the traced program has grown")
+def test_keying_a_large_traced_program_never_raises_into_the_call(monkeypatch):
+    # Comparing traced programs is not the state budget's business: an 800-step unrolled
+    # program raised guards.Unguardable out of the first fg.grad call.
+    monkeypatch.setattr(policy, "max_equations", 10 ** 6)
+    policy.threshold = 2
+    loss, want = _long_unrolled(800)
+    for _ in range(2):                   # counted twice, not compiled (minutes)
+        np.testing.assert_allclose(fg.grad(loss)(np.ones(3)), want, rtol=1e-12)
+    assert policy.tiers(loss)[("grad", 0, False)].never is None
+
+
+def test_a_program_too_large_to_compile_quickly_stays_interpreted_and_says_so(monkeypatch):
+    monkeypatch.setattr(policy, "max_equations", 60)
+    policy.threshold = 2
+    loss, want = _long_unrolled(40)
+    before = _compiled_count()
+    with pytest.warns(fg.tiering.PerformanceWarning, match=r"equations .*fg\.jit"):
+        for _ in range(5):
+            np.testing.assert_allclose(fg.grad(loss)(np.ones(3)), want, rtol=1e-12)
+    assert "equations" in policy.explain(loss)[("grad", 0, False)]
+    assert _compiled_count() == before
+
+
+def test_a_long_loop_with_a_large_body_is_not_compiled_behind_the_call(monkeypatch):
+    from funcgrad import tiering
+    asked = []
+    monkeypatch.setattr(tiering, "_loop_compiler", [lambda *a: asked.append(a)])
+    loop = fg.make_ir(lambda x: fg.fori_loop(0, 10, lambda i, c: fnp.sin(c) * 2.0, x))(1.0)
+    e = loop.eqns[0]
+    args = [np.asarray(1.0) if isinstance(v, fg.ir.Var) else v.val for v in e.inputs]
+    monkeypatch.setattr(policy, "max_equations", 1)
+    assert tiering.compile_loop(e.prim, args, e.params) is None and not asked
+    monkeypatch.setattr(policy, "max_equations", 1000)
+    tiering.compile_loop(e.prim, args, e.params)
+    assert asked
