@@ -141,3 +141,34 @@ def test_a_scipy_special_ufunc_on_a_traced_value_is_named_as_written():
     with pytest.raises(fg.UnsupportedFunctionError,
                        match=r"scipy.special's ufunc j0 .*fg.pure_callback\(scipy.special.j0"):
         fg.grad(lambda x: scipy_special.j0(x))(0.5)
+
+
+class _ForeignArray:
+    """Another library's array (as JAX's, PyTorch's): NumPy can read it, funcgrad refuses it
+    by name. Its slots make it impossible to weakly reference, as JAX's arrays."""
+    __slots__ = ("data",)
+
+    def __init__(self, data):
+        self.data = np.asarray(data, dtype=float)
+
+    def __array__(self, dtype=None, copy=None):
+        return self.data
+
+
+def _foreign_arrays():
+    yield _ForeignArray([1.0, 2.0])
+    try:
+        import jax.numpy as jnp
+    except ImportError:
+        return
+    yield jnp.ones(2)
+
+
+@pytest.mark.parametrize("transform", [fg.grad, fg.jit, lambda f: fg.jit(fg.grad(f)), fg.vmap,
+                                       fg.jacfwd, fg.value_and_grad],
+                         ids=["grad", "jit", "jit(grad)", "vmap", "jacfwd", "value_and_grad"])
+def test_another_librarys_array_is_refused_by_name(transform):
+    f = lambda x: fnp.sum(fnp.sin(x))
+    for x in _foreign_arrays():
+        with pytest.raises(TypeError, match=r"argument x is a .*not a NumPy array.*np\.asarray"):
+            transform(f)(x)

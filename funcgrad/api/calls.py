@@ -97,6 +97,8 @@ class Args:
                 if isinstance(leaf, np.ndarray) and (type(leaf) is not np.ndarray
                                                      or not leaf.dtype.isnative):
                     leaf = self._plain_array(f, leaf, self._label(i, j))
+                elif is_foreign_array(leaf):
+                    raise TypeError(foreign_array_message(f, leaf, self._label(i, j)))
                 if diff:
                     leaf = _check_diff_leaf(f, leaf, lambda: self._label(i, j))
                 if not static and (_is_array_like(leaf) or diff or (
@@ -163,6 +165,19 @@ class Args:
             counts.append(sum(1 for s in self.slots[k:k + td.num_leaves] if isinstance(s, int)))
             k += td.num_leaves
         return counts
+
+
+def is_foreign_array(x):
+    """Another library's array (JAX, PyTorch, CuPy, pandas): it converts to a NumPy array."""
+    return (hasattr(type(x), "__array__") and not isinstance(x, (np.ndarray, np.generic, Traced))
+            and not isinstance(x, type))
+
+
+def foreign_array_message(f, x, label):
+    t = type(x)
+    return (f"{fn_name(f)}: argument {label} is a {t.__module__}.{t.__qualname__}, not a NumPy "
+            "array. funcgrad computes on NumPy arrays (its results are NumPy arrays too): pass "
+            f"np.asarray({label.split('[')[0]}) (PyTorch: tensor.detach().numpy()).")
 
 
 def _check_diff_leaf(f, leaf, label_of):
