@@ -202,18 +202,18 @@ def warn_at(src, message, category=UserWarning):
                            registry=_REGISTRIES.setdefault(src.filename, {}))
 
 
-def concretization_message(what, src, deps, why):
+def concretization_message(what, src, deps, why, hint=""):
     """ConcretizationError's text for Python control flow or a conversion (`what`) on a traced
     value whose value is not known: `why` says what the trace stands for (None: the usual
-    places), deps names the arguments it depends on."""
+    places), deps names the arguments it depends on, hint comes before the usual advice."""
     dep = f" The value depends on argument {', '.join(map(repr, deps))}." if deps else ""
     why = why or ("inside fg.vmap (one value per example), a fg.fori_loop/fg.scan/"
                   "fg.while_loop body or an fg.cond branch, funcgrad records the function once "
                   "for many values")
     return (f"{what} on a traced value{where(src)}.{dep} Its value is not known here: {why}, so "
             "Python control flow cannot depend on it (elsewhere -- fg.grad(f)(x), fg.jit -- it "
-            "follows the values of each call). Use fg.cond(pred, true_fun, false_fun, *operands) "
-            "(fg.switch for several branches) instead of `if`, fg.while_loop(cond_fun, "
+            f"follows the values of each call).{hint} Use fg.cond(pred, true_fun, false_fun, "
+            "*operands) (fg.switch for several branches) instead of `if`, fg.while_loop(cond_fun, "
             "body_fun, init) instead of `while` (fg.fori_loop / fg.scan for counted loops), "
             "fnp.where(condition, x, y) to select elementwise. If the value comes from an "
             "argument you do not differentiate or batch, make that argument static instead "

@@ -391,10 +391,10 @@ class Tracer(Traced):
             "`x[idx] = value`.")
 
     # -- conversions that would need the value ------------------------------------------------
-    def _concrete_error(self, what):
+    def _concrete_error(self, what, hint=""):
         return ConcretizationError(concretization_message(
             what, user_frame(), self._trace.depends_on(self._var),
-            self._trace.why_unknown(self._var)))
+            self._trace.why_unknown(self._var), hint))
 
     def known_value(self, kind="value"):
         value = self._trace.value_of(self._var)
@@ -452,17 +452,17 @@ class Tracer(Traced):
                 f"cannot become{where(user_frame())}. Use fnp.{caller} (import funcgrad.numpy "
                 "as fnp): it takes traced values, and lists of them (or make the list an array "
                 "first with fnp.array(list) or fnp.stack(list)).")
-        what = ("Converting to a NumPy array (np.asarray/np.array, indexing a NumPy array with "
-                "it, or a NumPy function given a list of traced values: use fnp.array(list) or "
-                "fnp.stack(list); np.r_[...] and np.c_[...]: use fnp.r_ and fnp.c_)")
+        expr = user_expression()
+        what = "Converting to a NumPy array" + (f" ({expr})" if expr else "")
         if self.dtype.kind in "iub":     # indices, a mask: values without a derivative
             value = self.known_value("value")
             if value is None:
-                raise self._concrete_error(what + _INDEX_HINT)
+                raise self._concrete_error(what, _MASK_HINT if self.dtype.kind == "b"
+                                           else _INDEX_HINT)
             return np.array(value, dtype=dtype, copy=True)
         if self._trace.value_of(self._var) is not None:
             raise ConcretizationError(_float_array_message(self))
-        raise self._concrete_error(what)
+        raise self._concrete_error(what, _LIST_HINT)
 
     # -- NumPy protocols ------------------------------------------------------------------------
     def __array_ufunc__(self, ufunc, method, *inputs, out=None, **kwargs):
@@ -508,8 +508,14 @@ class Tracer(Traced):
         return fn(*args, **kwargs)
 
 
-_INDEX_HINT = (". To index a NumPy array `table` with traced integers, write "
-               "fnp.asarray(table)[idx]: a gather that stays traced for every index")
+_INDEX_HINT = (" To index a NumPy array `table` with traced integers `idx`, write "
+               "fnp.take(table, idx, axis=0): the same values as table[idx], read by a traced "
+               "gather that works for every index (here too) and stays compiled when the "
+               "indices change.")
+_LIST_HINT = (" A NumPy function given a list of traced values: use fnp.array(list) or "
+              "fnp.stack(list), or the fnp function; np.r_[...] and np.c_[...]: fnp.r_ and fnp.c_.")
+_MASK_HINT = (" To select with a traced mask, keep the shape: fnp.where(mask, table, 0.0) "
+              "(or a sum of fnp.where(mask, x, 0.0) for a masked total).")
 
 
 def _float_array_message(x):

@@ -157,3 +157,110 @@ def test_warned_when_traced_and_the_tiered_calls_stay_right():
         got = [grad_f(2.0) for _ in range(14)]
     assert got == [2.0] * 14
     assert any(r.category is fg.DroppedDerivativeWarning for r in record)
+
+
+# ---- 2. a NumPy array indexed with traced integers ------------------------------------------
+
+TABLE = np.arange(10.0) ** 2
+
+
+def _lookup(x):
+    return fnp.sum(TABLE[fnp.floor(x).astype(int)] * x ** 2)
+
+
+def test_numpy_array_indexed_with_traced_integers_under_grad():
+    x = np.array([1.5, 3.2, 7.7])
+    want = TABLE[np.floor(x).astype(int)] * 2 * x
+    np.testing.assert_allclose(fg.grad(_lookup)(x), want, rtol=1e-15)
+    check_grads(_lookup, (x,), order=2)
+    mask = lambda x: fnp.sum(TABLE[:3][x > 2.0] * x[x > 2.0])       # a traced mask too
+    np.testing.assert_allclose(fg.grad(mask)(np.array([1.0, 3.0, 4.0])), [0.0, 1.0, 4.0])
+
+
+def test_the_indices_are_guarded_on_compiled_paths():
+    """The indices are part of the path: a compiled path is reused only for the same ones."""
+    compiled, tiered = fg.jit(fg.grad(_lookup)), fg.grad(_lookup)
+    rng = np.random.default_rng(1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")          # (the paths' limit is reached on purpose)
+        for k in range(14):
+            x = rng.uniform(0.0, 9.9, 3) if k % 2 else np.array([1.5, 2.5, 3.5])
+            want = TABLE[np.floor(x).astype(int)] * 2 * x
+            np.testing.assert_allclose(compiled(x), want, rtol=1e-14)
+            np.testing.assert_allclose(tiered(x), want, rtol=1e-14)
+
+
+def _vmapped(x):
+    return fg.vmap(fg.grad(_lookup))(fnp.stack([x, x + 1.0]))
+
+
+WHERE_UNKNOWN = {
+    "vmap": (_vmapped, "inside fg.vmap, which"),
+    "fori_loop": (lambda x: fg.fori_loop(0, 2, lambda i, c: c + _lookup(c), x),
+                  "body of fg.fori_loop / fg.scan"),
+    "scan": (lambda x: fg.scan(lambda c, _: (c + _lookup(c), None), x, None, length=2)[0],
+             "body of fg.fori_loop / fg.scan"),
+    "while_loop": (lambda x: fg.while_loop(lambda c: _lookup(c) < 3.0, lambda c: c + 1.0, x),
+                   "fg.while_loop's cond_fun or body_fun"),
+    "cond": (lambda x: fg.cond(x[0] > 1.0, _lookup, lambda c: fnp.sum(c), x),
+             "branch of fg.cond / fg.switch"),
+    "checkpoint": (fg.checkpoint(_lookup), "fg.checkpoint"),
+}
+
+
+@pytest.mark.parametrize("where", sorted(WHERE_UNKNOWN))
+def test_where_the_indices_are_not_known_the_error_says_why(where):
+    run, reason = WHERE_UNKNOWN[where]
+    with pytest.raises(fg.ConcretizationError) as info:
+        fg.grad(lambda x: fnp.sum(run(x)))(np.array([1.5, 2.5]))
+    message = str(info.value)
+    assert reason in message and "fnp.take(table, idx, axis=0)" in message
+    assert f"{__file__}:{_lookup.__code__.co_firstlineno + 1}" in message
+    others = [r for w, (_, r) in WHERE_UNKNOWN.items() if r != reason]
+    assert not any(r in message for r in others), message
+    with pytest.raises(fg.ConcretizationError, match="fg.make_ir records"):
+        fg.make_ir(_lookup)(np.array([1.5]))
+
+
+def test_take_is_the_traced_gather_that_works_everywhere():
+    take = lambda x: fnp.sum(fnp.take(TABLE, fnp.floor(x).astype(int), axis=0) * x ** 2)
+    X = np.array([[1.5, 3.2], [2.5, 8.9]])
+    got = fg.vmap(fg.grad(take))(X)
+    np.testing.assert_allclose(got, [fg.grad(_lookup)(x) for x in X], rtol=1e-15)
+    np.testing.assert_allclose(fg.jit(fg.vmap(fg.grad(take)))(X + 1.0),
+                               [fg.grad(_lookup)(x) for x in X + 1.0], rtol=1e-14)
+
+
+def test_a_float_array_made_numpy_says_why_not_vmap():
+    with pytest.raises(fg.ConcretizationError, match="would be a constant") as info:
+        fg.grad(lambda x: fnp.sum(np.asarray(x) * x))(np.array([1.0, 2.0]))
+    assert "fg.vmap" not in str(info.value) and "fnp.asarray" in str(info.value)
+
+
+# ---- 3. Python control flow in a custom_vjp backward rule -----------------------------------
+
+def _halved_bwd_python(x, g):
+    while g > 10.0:                              # Python `while` on the cotangent
+        g = g / 2.0
+    return (g,)
+
+
+def _halved_bwd_traced(x, g):
+    return (fg.while_loop(lambda g: g > 10.0, lambda g: g / 2.0, g),)
+
+
+def test_python_while_in_a_backward_rule_says_the_rule_is_traced():
+    f = fg.custom_vjp(lambda x: x * 2.0).defvjp(lambda x: (x * 2.0, x), _halved_bwd_python)
+    with pytest.raises(fg.ConcretizationError) as info:
+        fg.grad(lambda x: 100.0 * f(x))(1.0)
+    message = str(info.value)
+    assert "custom_vjp backward rule" in message and "fg.while_loop" in message
+    assert "fg.jit" in message and "fg.hessian" in message
+    assert f"{__file__}:{_halved_bwd_python.__code__.co_firstlineno + 1}" in message
+    assert "fg.vmap" not in message.split("Use fg.cond")[0]
+
+
+def test_a_backward_rule_with_a_traced_loop_differentiates_and_compiles():
+    f = fg.custom_vjp(lambda x: x * 2.0).defvjp(lambda x: (x * 2.0, x), _halved_bwd_traced)
+    loss = lambda x: 100.0 * f(x)
+    assert fg.grad(loss)(1.0) == 6.25 and fg.jit(fg.grad(loss))(1.0) == 6.25

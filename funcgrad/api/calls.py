@@ -222,8 +222,12 @@ def trace_call(f, a: Args, concrete=True, guards=None):
 
     prog, consts = trace_flat(flat_fn, a.avals(), a.labels,
                               values=a.dyn_vals if concrete else None, guards=guards,
-                              diff=a.diff_mask)
+                              diff=a.diff_mask, why=None if concrete else _ABSTRACT_WHY)
     return prog, consts, tree_box[0]
+
+
+_ABSTRACT_WHY = ("fg.make_ir records the function once for every value of the arguments' "
+                 "shapes and dtypes")
 
 
 def to_numpy(x):

@@ -378,7 +378,8 @@ def _too_many_paths(f):
             "own; calls that take none of the compiled paths now run interpreted (correct, "
             "slower). Put the decision into the program instead: fg.cond / fg.switch for an "
             "`if`, fg.while_loop or fg.fori_loop for a loop whose trip count depends on the "
-            "values, fnp.where for an elementwise choice (or raise the limit with "
+            "values, fnp.where for an elementwise choice, fnp.take(table, idx, axis=0) for a "
+            "NumPy array indexed with traced integers (or raise the limit with "
             "FUNCGRAD_JIT_MAX_PATHS).")
 
 

@@ -15,10 +15,14 @@ from ..tiering import tiered
 from ..tracer import trace_flat
 from ..transforms.batching import vmap_program
 from ..tree_util import keystr, tree_flatten, tree_flatten_with_path, tree_unflatten
-from .calls import arg_names, fn_name, to_numpy
+from .calls import arg_names, fn_name, foreign_array_message, is_foreign_array, to_numpy
 from .jit import jit
 
 __all__ = ["vmap"]
+
+
+_WHY = ("it is traced inside fg.vmap, which funcgrad records once for the whole batch (one "
+        "value per example)")
 
 
 def _leaf_axes(axes, args, what):
@@ -48,6 +52,14 @@ def _move(x, src, dst):
     return moveaxis(x, src, dst) if isinstance(x, Traced) else np.moveaxis(x, src, dst)
 
 
+def _labels(f, args):
+    """The leaves' names as the user wrote them (`params['w']`), for errors: "depends on
+    argument 'x'"."""
+    names = arg_names(f, len(args))
+    return [keystr(names[i], path) for i, arg in enumerate(args)
+            for path, _ in tree_flatten_with_path(arg)[0]]
+
+
 def vmap(f, in_axes=0, out_axes=0):
     """Map f over a batch axis without a Python loop: in_axes says which axis of each argument
     is the batch (None: not batched); out_axes where the batch axis goes in the outputs.
@@ -66,6 +78,8 @@ def vmap(f, in_axes=0, out_axes=0):
         axes = _leaf_axes(in_axes, args, "in_axes")
         vals, avals, sizes = [], [], set()
         for x, ax in zip(leaves, axes):
+            if is_foreign_array(x):
+                raise TypeError(foreign_array_message(f, x, _labels(f, args)[len(vals)]))
             x = x if isinstance(x, Traced) else np.asarray(x)
             a = aval_of(x)
             if ax is not None:
@@ -93,10 +107,7 @@ def vmap(f, in_axes=0, out_axes=0):
             tree_box.append(out_tree)
             return out_leaves
 
-        names = arg_names(f, len(args))        # (for errors: "depends on argument 'x'")
-        labels = [keystr(names[i], path) for i, arg in enumerate(args)
-                  for path, _ in tree_flatten_with_path(arg)[0]]
-        prog, consts = trace_flat(flat_fn, avals, labels)
+        prog, consts = trace_flat(flat_fn, avals, _labels(f, args), why=_WHY)
         batched = [False] * len(consts) + [ax is not None for ax in axes]
         outs = eval_program(vmap_program(prog, batched, size), *consts, *vals)
         out_tree = tree_box[0]

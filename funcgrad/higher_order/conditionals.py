@@ -105,7 +105,9 @@ def _switch(index, branches, operands, names, what):
         return branches[k](*operands)
     ops, tree = leaves_of(list(operands))
     avals = [aval_of(v) for v in ops]
-    traced = [trace_sub(lambda *o, br=br: br(*tree_unflatten(tree, list(o))), avals)
+    why = ("it is traced inside a branch of fg.cond / fg.switch, which funcgrad records once "
+           "for every value of the operands (each branch is traced, whichever is taken)")
+    traced = [trace_sub(lambda *o, br=br: br(*tree_unflatten(tree, list(o))), avals, why)
               for br in branches]
     t0, paths0 = traced[0][2], traced[0][3]
     for (prog, _, t, _), name in zip(traced[1:], names[1:]):

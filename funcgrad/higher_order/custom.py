@@ -8,7 +8,8 @@ checkpoint (rematerialisation) with its policies and checkpoint_name.
 A custom_vjp function runs `fwd` while tracing and records the outputs through one marker
 equation (custom_vjp_call) whose derivative calls `bwd`; the primal computation inside fwd
 gets no cotangent, so nothing is counted twice. `bwd` is traced like any other code, so it can
-be differentiated again (write it with funcgrad operations).
+be differentiated again and compiled (write it with funcgrad operations; Python `if`/`while`
+on its values is refused, with fg.cond / fg.while_loop to use instead: _BWD_WHY).
 """
 from __future__ import annotations
 
@@ -20,7 +21,7 @@ import numpy as np
 
 from .._errors import ShapeError
 from ..interpreter import eval_program
-from ..ir import Aval, Eqn, Program, Traced, Var, aval_of
+from ..ir import Aval, Eqn, Program, Traced, Var, aval_of, current_trace
 from ..primitives.base import convert, define
 from ..primitives.special import custom_vjp_p, pure_callback_p, remat_barrier, stop_gradient_p
 from ..tracer import trace_flat
@@ -45,11 +46,22 @@ def _is_traced_tree(tree):
     return any(isinstance(v, Traced) for v in tree_flatten(tree)[0])
 
 
+# Why a custom_vjp backward rule cannot branch on values (what ConcretizationError says there).
+# Reverse mode records the rule into the gradient's program once, for every value of the
+# residuals and cotangents: that program is what tiering and fg.jit compile and what fg.hessian
+# differentiates again, so the rule must be traceable; calling it with the values of one call
+# would give a gradient that neither compiles nor has a derivative of its own.
+_BWD_WHY = ("it is traced inside a custom_vjp backward rule: reverse mode records the rule "
+            "once for every value of its residuals and cotangents (the gradient's program, "
+            "which fg.jit and tiering compile and fg.hessian differentiates again), not with "
+            "one call's values")
+
+
 class _Spec:
     """Static description of one custom_vjp call (hashable by identity)."""
 
     def __init__(self, bwd, nondiff, out_tree, out_avals, res_tree, res_slots, arg_tree, n_arg):
-        self.bwd, self.nondiff = bwd, tuple(nondiff)
+        self.rule, self.nondiff = bwd, tuple(nondiff)
         self.out_tree, self.out_avals = out_tree, out_avals
         self.res_tree, self.res_slots, self.arg_tree = res_tree, res_slots, arg_tree
         self.n_out = len(out_avals)
@@ -61,8 +73,20 @@ class _Spec:
     def __trace_key__(self):
         """What makes two specs the same computation (tiering compares traces with it): the
         user's bwd, or for an internal rule (checkpoint) what it was built from."""
-        return (self.identity or self.bwd, self.nondiff, self.out_tree, self.out_avals,
+        return (self.identity or self.rule, self.nondiff, self.out_tree, self.out_avals,
                 self.res_tree, self.res_slots, self.arg_tree, self.n_arg)
+
+    def bwd(self, *args):
+        """The user's backward rule applied to (nondiff args, residuals, cotangents), as reverse
+        mode records it: Python control flow on its values is refused saying so (_BWD_WHY)."""
+        trace = current_trace()
+        if trace is None:
+            return self.rule(*args)
+        prev, trace.why = trace.why, _BWD_WHY
+        try:
+            return self.rule(*args)
+        finally:
+            trace.why = prev
 
     def residuals(self, traced):
         it = iter(traced)
@@ -92,8 +116,8 @@ class _Spec:
         return leaves
 
     def _rule_name(self):
-        code = getattr(self.bwd, "__code__", None)
-        name = getattr(self.bwd, "__name__", repr(self.bwd))
+        code = getattr(self.rule, "__code__", None)
+        name = getattr(self.rule, "__name__", repr(self.rule))
         return f"{name} ({code.co_filename}:{code.co_firstlineno})" if code else name
 
     def _input_name(self, k):
@@ -102,7 +126,7 @@ class _Spec:
         return keystr("args", paths[k][0])
 
     def __repr__(self):
-        return f"<bwd {getattr(self.bwd, '__name__', self.bwd)}>"
+        return f"<bwd {getattr(self.rule, '__name__', self.rule)}>"
 
 
 class custom_vjp:
@@ -243,7 +267,9 @@ def vjp_of(fn, primals, ct):
         return out_leaves
     avals = [Aval((), np.asarray(x).dtype, weak=True) if type(x) in (int, float, complex)
              else aval_of(x) for x in leaves]
-    prog, consts = trace_flat(flat, avals)
+    prog, consts = trace_flat(flat, avals, why=(
+        "it is traced inside a custom_jvp rule, which reverse mode records once for every value "
+        "(to transpose it)"))
     ct_leaves, ct_tree = tree_flatten(ct)
     if ct_tree != box[0]:
         raise ValueError(f"custom_jvp: the cotangent has structure {ct_tree!r}, the function's "
@@ -453,7 +479,9 @@ def _checkpoint_with_policy(f, policy, residual_dtype=None):
 
         _naming.depth = getattr(_naming, "depth", 0) + 1
         try:
-            prog, consts = trace_flat(flat_f, [leaves[i].aval for i in slots])
+            prog, consts = trace_flat(flat_f, [leaves[i].aval for i in slots], why=(
+                "it is traced inside a function given to fg.checkpoint, which funcgrad records "
+                "once for every value (to replay it in the backward pass)"))
         finally:
             _naming.depth -= 1
         prog, saved = _without_names(prog, _saved_vars(prog, policy))

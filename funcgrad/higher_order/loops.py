@@ -49,6 +49,12 @@ from .subprograms import (LoopBudget, active_carry, as_array, bind_loop, check_c
 
 __all__ = ["while_loop", "scan", "fori_loop", "while_p", "while_grad_p", "scan_p"]
 
+# what a loop body's trace stands for (the reason ConcretizationError gives)
+_SCAN_WHY = ("it is traced inside the body of fg.fori_loop / fg.scan, which funcgrad records "
+             "once for all the steps")
+_WHILE_WHY = ("it is traced inside fg.while_loop's cond_fun or body_fun (fg.fori_loop with "
+              "traced bounds is one), which funcgrad records once for all the steps")
+
 
 # ---- while_loop ------------------------------------------------------------------------------
 
@@ -446,13 +452,14 @@ def while_loop(cond_fun, body_fun, init_val, checkpoint=None, progress=None):
     init, tree = leaves_of(init_val)
     avals = [strong(aval_of(v)) for v in init]
     unflat = lambda *c: tree_unflatten(tree, list(c))
-    cond_prog, cond_consts, _, _ = trace_sub(lambda *c: cond_fun(unflat(*c)), avals)
+    cond_prog, cond_consts, _, _ = trace_sub(lambda *c: cond_fun(unflat(*c)), avals, _WHILE_WHY)
     pa = cond_prog.out_avals
     if len(pa) != 1 or pa[0].shape != () or pa[0].dtype != np.bool_:
         got = pa[0] if len(pa) == 1 else f"{len(pa)} values"
         raise CarryTypeError(f"fg.while_loop: cond_fun must return a boolean scalar, it returned "
                              f"{got}{where(user_frame())}")
-    body_prog, body_consts, btree, paths = trace_sub(lambda *c: body_fun(unflat(*c)), avals)
+    body_prog, body_consts, btree, paths = trace_sub(lambda *c: body_fun(unflat(*c)), avals,
+                                                     _WHILE_WHY)
     body_prog = fit_carry(body_prog, avals)
     check_carry("fg.while_loop", "body_fun", tree, btree, paths, avals, body_prog.out_avals)
     out = bind_loop(while_p, *cond_consts, *body_consts, *init, cond=cond_prog, body=body_prog,
@@ -515,7 +522,7 @@ def scan(f, init, xs=None, length=None, reverse=False, checkpoint=None, progress
             check_carry("fg.scan", "f", tree, box["ctree"], [], [], [])
         return [as_array(v) for _, v in with_paths] + [as_array(y) for y in ys]
 
-    prog, consts = trace_flat(body, avals + x_avals)
+    prog, consts = trace_flat(body, avals + x_avals, why=_SCAN_WHY)
     prog = fit_carry(prog, avals)
     check_carry("fg.scan", "f", tree, box["ctree"], box["paths"], avals, prog.out_avals[:n])
     out = bind_loop(scan_p, *consts, *carry, *xs_leaves, body=prog, length=length,

@@ -38,9 +38,9 @@ def as_array(x):
         raise TypeError(f"loop carries and operands must be arrays or numbers, got {type(x).__name__}")
     return arr
 
-def trace_sub(fn, avals):
+def trace_sub(fn, avals, why=None):
     """Trace fn on tracers of `avals` -> (program with captured constants first, consts,
-    output tree, output leaf paths)."""
+    output tree, output leaf paths). why: what the trace stands for (tracer.trace_flat)."""
     box = {}
 
     def flat(*tracers):
@@ -48,7 +48,7 @@ def trace_sub(fn, avals):
         box["paths"] = [p for p, _ in with_paths]
         return [as_array(v) for _, v in with_paths]
 
-    prog, consts = trace_flat(flat, avals)
+    prog, consts = trace_flat(flat, avals, why=why)
     return prog, consts, box["tree"], box["paths"]
 
 def check_carry(what, name, init_tree, out_tree, paths, in_avals, out_avals, kind="carry"):
