@@ -264,3 +264,69 @@ def test_a_backward_rule_with_a_traced_loop_differentiates_and_compiles():
     f = fg.custom_vjp(lambda x: x * 2.0).defvjp(lambda x: (x * 2.0, x), _halved_bwd_traced)
     loss = lambda x: 100.0 * f(x)
     assert fg.grad(loss)(1.0) == 6.25 and fg.jit(fg.grad(loss))(1.0) == 6.25
+
+
+# ---- 4, 5. warnings and errors name the line of the function they come from -----------------
+# Two functions on different lines share a primitive whose derivative (or value) is infinite
+# at 0; each transform is applied to the first, then to the second: each report names its own
+# function's line (forward mode's derived rules are cached per primitive: they named the
+# first function's line for both).
+
+def _sqrt_one(x):
+    return fnp.sum(fnp.sqrt(x) * 3.0)                            # (derivative inf at 0)
+
+
+def _sqrt_two(x):
+    return fnp.sum(2.0 * fnp.sqrt(x))                            # (derivative inf at 0)
+
+
+def _log_one(x):
+    return fnp.sum(fnp.log(x) * 3.0)                             # (value -inf at 0)
+
+
+def _log_two(x):
+    return fnp.sum(2.0 * fnp.log(x))                             # (value -inf at 0)
+
+
+ONES = np.ones(2)
+LINE_TRANSFORMS = {
+    "grad": lambda f, x: fg.grad(f)(x),
+    "value_and_grad": lambda f, x: fg.value_and_grad(f)(x),
+    "vjp": lambda f, x: fg.vjp(f, x)[1](1.0),
+    "jvp": lambda f, x: fg.jvp(f, (x,), (ONES,)),
+    "linearize": lambda f, x: fg.linearize(f, x)[1](ONES),
+    "jacfwd": lambda f, x: fg.jacfwd(f)(x),
+    "jacrev": lambda f, x: fg.jacrev(f)(x),
+    "hessian": lambda f, x: fg.hessian(f)(x),
+    "jit_grad": lambda f, x: fg.jit(fg.grad(f))(x),
+    "vmap": lambda f, x: fg.vmap(f)(np.stack([x, x])),
+    "jit": lambda f, x: fg.jit(f)(x),
+}
+FORWARD_ONLY = ("vmap", "jit")
+COMPILED = ("jit", "jit_grad")      # (compiled code does not give NumPy's warnings)
+
+
+def _pair(name):
+    return (_log_one, _log_two) if name in FORWARD_ONLY else (_sqrt_one, _sqrt_two)
+
+
+@pytest.mark.parametrize("name", [n for n in LINE_TRANSFORMS if n not in COMPILED])
+def test_warnings_name_the_line_of_their_own_function(name):
+    x = np.array([0.0, 1.0])
+    for f in _pair(name):
+        with warnings.catch_warnings(record=True) as record:
+            warnings.simplefilter("always")
+            LINE_TRANSFORMS[name](f, x)
+        lines = {(r.filename, r.lineno) for r in record if r.category is RuntimeWarning}
+        assert lines == {(__file__, f.__code__.co_firstlineno + 1)}, (f.__name__, record)
+
+
+@pytest.mark.parametrize("name", list(LINE_TRANSFORMS))
+def test_errors_name_the_line_of_their_own_function(name):
+    x = np.array([0.0, 1.0])
+    for f in _pair(name):
+        with fg.debug_infs(), warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            with pytest.raises(FloatingPointError) as info:
+                LINE_TRANSFORMS[name](f, x)
+        assert f"{__file__}:{f.__code__.co_firstlineno + 1}" in str(info.value), f.__name__

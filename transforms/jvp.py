@@ -18,7 +18,8 @@ import numpy as np
 
 from .. import ir
 from ..interpreter import eval_program
-from ..ir import Lit, Program
+from .._errors import SourceInfo
+from ..ir import Eqn, Lit, Program
 from ..primitives.base import full, zeros_like_aval
 from ..tracer import trace_flat
 from .simplify import dce, simplify
@@ -72,14 +73,32 @@ def _params_key(params):
     return tuple(sorted(params.items()))
 
 
+def _moved(prog, src):
+    """prog with its equations' sources at `src` (the equation being differentiated now): a
+    cached derived rule was traced at the first equation that needed it. Each keeps its
+    role ("the backward pass of sqrt"), which the cache key makes the same for both."""
+    def at(old):
+        if src is None or old is None:
+            return src
+        return SourceInfo(src.filename, src.lineno, src.function, old.role, old.masked)
+    return Program(prog.in_vars, [Eqn(e.prim, e.inputs, e.outputs, e.params, at(e.src))
+                                  for e in prog.eqns], prog.outs)
+
+
 def derived_jvp(prim, primals, tangents, params):
-    """Forward rule of one application of `prim`, derived from its vjp rule (cached)."""
+    """Forward rule of one application of `prim`, derived from its vjp rule (cached per
+    primitive, types, params and the role of the equation; its sources are the current
+    equation's, so warnings and errors name the line being differentiated)."""
     avals = [ir.aval_of(p) for p in primals]
     wrt = tuple(t is not None for t in tangents)
     pkey = _params_key(params)
-    key = None if pkey is None else (prim.name, tuple(avals), wrt, pkey)
+    src = ir._state.override[0]
+    role = None if src is None else (src.role, src.masked)
+    key = None if pkey is None else (prim.name, tuple(avals), wrt, pkey, role)
     jp = _derived.get(key) if key is not None else None
-    if jp is None:
+    if jp is not None:
+        jp = _moved(jp, src)
+    else:
         def one_eqn(*a):
             out = prim.bind(*a, **params)
             return list(out) if prim.multiple_results else [out]
