@@ -330,3 +330,57 @@ def test_errors_name_the_line_of_their_own_function(name):
             with pytest.raises(FloatingPointError) as info:
                 LINE_TRANSFORMS[name](f, x)
         assert f"{__file__}:{f.__code__.co_firstlineno + 1}" in str(info.value), f.__name__
+
+
+# ---- 6. fg.vmap(..., out_axes=None): an unbatched output --------------------------------------
+
+X3 = np.arange(6.0).reshape(3, 2)
+W2 = np.array([1.0, 2.0])
+
+
+def _outs(x, w):
+    return x * w, w ** 2, {"a": fnp.sum(x), "b": w + 1.0}
+
+
+def _per_example(x, w):
+    """_outs run example by example, stacked (the reference)."""
+    rows = [_outs(xi, w) for xi in x]
+    return (np.stack([r[0] for r in rows]), rows[0][1],
+            {"a": np.stack([r[2]["a"] for r in rows]), "b": rows[0][2]["b"]})
+
+
+@pytest.mark.parametrize("compiled", [False, True])
+def test_out_axes_none_returns_an_output_once(compiled):
+    vf = fg.vmap(_outs, in_axes=(0, None), out_axes=(0, None, {"a": 0, "b": None}))
+    vf = fg.jit(vf) if compiled else vf
+    got, want = vf(X3, W2), _per_example(X3, W2)
+    np.testing.assert_array_equal(got[0], want[0])
+    np.testing.assert_array_equal(got[1], want[1])
+    assert got[1].shape == (2,) and got[2]["b"].shape == (2,)
+    np.testing.assert_array_equal(got[2]["a"], want[2]["a"])
+    np.testing.assert_array_equal(got[2]["b"], want[2]["b"])
+    # a prefix: one None for a whole subtree; one out_axes for every output
+    prefix = fg.vmap(lambda x, w: (x * w, {"c": w, "d": 2.0 * w}), in_axes=(0, None),
+                     out_axes=(1, None))(X3, W2)
+    np.testing.assert_array_equal(prefix[0], (X3 * W2).T)
+    np.testing.assert_array_equal(prefix[1]["d"], 2.0 * W2)
+    np.testing.assert_array_equal(
+        fg.vmap(lambda x, w: w * 3.0, in_axes=(0, None), out_axes=None)(X3, W2), 3.0 * W2)
+
+
+def test_out_axes_none_differentiates():
+    loss = lambda w: fnp.sum(fg.vmap(_outs, in_axes=(0, None),
+                                     out_axes=(0, None, {"a": 0, "b": None}))(X3, w)[1])
+    np.testing.assert_allclose(fg.grad(loss)(W2), 2.0 * W2)
+    check_grads(lambda w: fnp.sum(fg.vmap(lambda x, w: (x * w, fnp.sin(w)), in_axes=(0, None),
+                                          out_axes=(0, None))(X3, w)[1]), (W2,), order=2)
+
+
+def test_out_axes_none_for_a_batched_output_is_an_error():
+    with pytest.raises(ValueError, match=r"out_axes is None for output\[2\]\['a'\].*depends on "
+                                         "the batched inputs"):
+        fg.vmap(_outs, in_axes=(0, None), out_axes=(0, None, None))(X3, W2)
+    with pytest.raises(ValueError, match=r"output\[0\]"):
+        fg.vmap(_outs, in_axes=(0, None), out_axes=None)(X3, W2)
+    with pytest.raises(ValueError, match="does not match the outputs"):
+        fg.vmap(_outs, in_axes=(0, None), out_axes=(0, None))(X3, W2)

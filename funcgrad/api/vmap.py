@@ -10,7 +10,7 @@ import numpy as np
 
 from ..interpreter import eval_program
 from ..ir import Aval, Traced, aval_of
-from ..numpy import moveaxis
+from ..numpy import broadcast_to, moveaxis
 from ..tiering import tiered
 from ..tracer import trace_flat
 from ..transforms.batching import vmap_program
@@ -60,13 +60,80 @@ def _labels(f, args):
             for path, _ in tree_flatten_with_path(arg)[0]]
 
 
+def _prefix_axes(axes_tree, axes, out_tree):
+    """One axis per output leaf from out_axes given as a pytree: each of its leaves (an int or
+    None) applies to the whole subtree of the outputs at the same place (a prefix, as in_axes
+    for an argument), or None when its structure is not a prefix of the outputs'."""
+    if axes_tree.node_type is None:
+        return [axes[0]] * out_tree.num_leaves
+    if (axes_tree.node_type is not out_tree.node_type or axes_tree.aux != out_tree.aux
+            or len(axes_tree.children) != len(out_tree.children)):
+        return None
+    res, k = [], 0
+    for a, o in zip(axes_tree.children, out_tree.children):
+        part = _prefix_axes(a, axes[k:k + a.num_leaves], o)
+        if part is None:
+            return None
+        res += part
+        k += a.num_leaves
+    return res
+
+
+def _out_leaf_axes(f, out_axes, out_tree):
+    if out_axes is None or isinstance(out_axes, int):
+        return [out_axes] * out_tree.num_leaves
+    axes, axes_tree = tree_flatten(out_axes, is_leaf=lambda x: x is None)
+    leaf_axes = _prefix_axes(axes_tree, axes, out_tree)
+    if leaf_axes is None and len(axes) == out_tree.num_leaves:
+        leaf_axes = axes                         # one per output leaf, in order
+    if leaf_axes is None or not all(a is None or isinstance(a, int) for a in leaf_axes):
+        raise ValueError(f"fg.vmap of {fn_name(f)}: out_axes {out_axes!r} does not match the "
+                         f"outputs {out_tree!r}: give an int or None for all outputs, or a "
+                         "structure like the outputs' (or a prefix of it) with an int or None "
+                         "at each place")
+    return leaf_axes
+
+
+def _place(f, outs, flags, out_tree, out_axes, size):
+    """The batched program's outputs as the caller gets them: the batch axis moved to its out
+    axis (unbatched outputs broadcast along it first), or, for out_axes None, an output that
+    does not depend on the batched inputs returned once."""
+    paths = [p for p, _ in tree_flatten_with_path(tree_unflatten(out_tree, list(outs)))[0]]
+    res = []
+    for o, batched, ax, path in zip(outs, flags, _out_leaf_axes(f, out_axes, out_tree), paths):
+        if ax is None:
+            if batched:
+                raise ValueError(
+                    f"fg.vmap of {fn_name(f)}: out_axes is None for "
+                    f"{keystr('output', path)}, but it depends on the batched inputs, so it has "
+                    "one value per example. out_axes=None is for outputs that are the same for "
+                    "every example; give this output an int out axis (0), or reduce over the "
+                    "batch outside the function.")
+            res.append(to_numpy(o))
+            continue
+        if not batched:
+            o = broadcast_to(o, (size,) + tuple(aval_of(o).shape))
+        nd = aval_of(o).ndim
+        if not -nd <= ax < nd:
+            raise ValueError(f"fg.vmap of {fn_name(f)}: out_axes {ax} is out of range for an "
+                             f"output with {nd - 1} dimension(s) plus the batch axis")
+        res.append(to_numpy(_move(o, 0, ax % nd)))
+    return tree_unflatten(out_tree, res)
+
+
 def vmap(f, in_axes=0, out_axes=0):
     """Map f over a batch axis without a Python loop: in_axes says which axis of each argument
-    is the batch (None: not batched); out_axes where the batch axis goes in the outputs.
-    Interpreted at first, compiled once hot (see funcgrad.tiering), like fg.grad.
+    is the batch (None: not batched); out_axes where the batch axis goes in the outputs: an
+    int or None for all, or per output as a structure like the outputs' (a tuple for a tuple
+    of outputs). None returns an output once, unbatched: only for an output that does not
+    depend on the batched inputs (else a ValueError). Interpreted at first, compiled once hot
+    (see funcgrad.tiering), like fg.grad.
 
         >>> fg.vmap(lambda x: fnp.dot(x, x))(np.ones((5, 3)))        # five dot products
         array([3., 3., 3., 3., 3.])
+        >>> fg.vmap(lambda x, w: (x * w, w ** 2), in_axes=(0, None), out_axes=(0, None))(
+        ...     np.ones((5, 3)), np.arange(3.0))[1]
+        array([0., 1., 4.])
     """
     @functools.wraps(f, updated=())
     def vf(*args, **kwargs):
@@ -109,24 +176,9 @@ def vmap(f, in_axes=0, out_axes=0):
 
         prog, consts = trace_flat(flat_fn, avals, _labels(f, args), why=_WHY)
         batched = [False] * len(consts) + [ax is not None for ax in axes]
-        outs = eval_program(vmap_program(prog, batched, size), *consts, *vals)
-        out_tree = tree_box[0]
-        if out_axes is None or isinstance(out_axes, int):
-            oaxes = [out_axes] * len(outs)
-        else:
-            oaxes = tree_flatten(out_axes, is_leaf=lambda x: x is None)[0]
-            if len(oaxes) != len(outs):
-                raise ValueError(f"vmap: out_axes {out_axes!r} does not match the outputs {out_tree!r}")
-        res = []
-        for o, ax in zip(outs, oaxes):
-            if ax is None:
-                raise ValueError("vmap: out_axes=None is not supported (outputs are batched)")
-            nd = aval_of(o).ndim
-            if not -nd <= ax < nd:
-                raise ValueError(f"fg.vmap of {fn_name(f)}: out_axes {ax} is out of range for an "
-                                 f"output with {nd - 1} dimension(s) plus the batch axis")
-            res.append(to_numpy(_move(o, 0, ax % nd)))
-        return tree_unflatten(out_tree, res)
+        bprog, flags = vmap_program(prog, batched, size, with_flags=True)
+        outs = eval_program(bprog, *consts, *vals)
+        return _place(f, outs, flags, tree_box[0], out_axes, size)
     vf.__name__ = f"vmap_of_{fn_name(f)}"
 
     def make_jit():
