@@ -45,3 +45,28 @@ def ravel_pytree(tree):
                  for end, size, shape, dt in zip(ends, sizes, shapes, dtypes)]
         return tree_unflatten(treedef, parts)
     return flat, unravel
+
+
+def float_leaves(tree, dtype=None):
+    """tree with its integer and bool leaves as float64 and, given `dtype`, its real
+    floating-point leaves as `dtype` too (complex leaves stay): the unknowns of a solver and
+    the state of an ODE are real numbers whatever the dtype of the starting point, as in
+    SciPy (an integer x0 read back as integers would hold the solver at x0).
+
+        >>> fg.flatten_util.float_leaves({"a": np.array([1, 2]), "b": np.float32(0.5)})
+        {'a': array([1., 2.]), 'b': np.float32(0.5)}
+    """
+    leaves, treedef = tree_flatten(tree)
+    return tree_unflatten(treedef, [_floating(x, dtype) for x in leaves])
+
+
+def _floating(x, dtype):
+    kind = (x.dtype if hasattr(x, "dtype") else np.asarray(x).dtype).kind
+    if kind in "biu":
+        target = np.float64 if dtype is None else dtype
+    elif kind == "f" and dtype is not None:
+        target = dtype
+    else:
+        return x
+    return np.asarray(x, target) if isinstance(x, (np.ndarray, np.generic, int, float, bool)) \
+        else fnp.asarray(x).astype(target)

@@ -53,3 +53,75 @@ def test_fit_with_float32_params_and_float64_data(name):
         p = fg.optim.apply_updates(p, u)
     for k in p:
         np.testing.assert_allclose(res.params[k], p[k], rtol=1e-5, atol=1e-6)
+
+
+# ---- 4. integer (and bool) starting points are made float, as in SciPy ----------------------
+
+def _bowl(x):
+    return fnp.sum((x - 2.7) ** 2)
+
+
+def _shift(x):
+    return x - 2.7
+
+
+ENTRY_POINTS = {
+    **{f"minimize-{m}": (lambda x0, m=m: fg.optimize.minimize(_bowl, x0, method=m))
+       for m in ("lbfgs", "bfgs", "newton-cg", "gd")},
+    "root": lambda x0: fg.optimize.root(_shift, x0),
+    "least_squares": lambda x0: fg.optimize.least_squares(_shift, x0),
+    "scipy.minimize": lambda x0: fg.scipy.minimize(_bowl, x0),
+    "scipy.least_squares": lambda x0: fg.scipy.least_squares(_shift, x0),
+}
+
+
+@pytest.mark.parametrize("name", sorted(ENTRY_POINTS))
+@pytest.mark.parametrize("x0", [np.array([0, 0]), np.array([True, False]), 0],
+                         ids=["int", "bool", "python-int"])
+def test_integer_x0_is_made_float(name, x0):
+    res = ENTRY_POINTS[name](x0)
+    assert res.success
+    assert np.asarray(res.x).dtype == np.float64
+    np.testing.assert_allclose(res.x, np.full(np.shape(x0), 2.7), rtol=1e-6)
+
+
+@pytest.mark.parametrize("name", sorted(ENTRY_POINTS))
+def test_float32_x0_stays_float32_after_an_integer_one(name):
+    """the compiled runner is kept per function: a float32 x0 after an integer one must not
+    reuse the integer one's conversion back (the runner's key includes the leaves' dtypes)."""
+    ENTRY_POINTS[name](np.array([0, 0]))
+    res = ENTRY_POINTS[name](np.zeros(2, np.float32))
+    assert res.success and res.x.dtype == np.float32
+    np.testing.assert_allclose(res.x, [2.7, 2.7], rtol=1e-6)
+
+
+# ---- 5. odeint: an integer y0 is made float (one conversion, traced or not) -----------------
+
+T3 = np.linspace(0.0, 2.0, 3)
+
+
+@pytest.mark.parametrize("y0", [np.array([3, 7]), np.array([3.0, 7.0], np.float32), [3, 7]],
+                         ids=["int", "float32", "list-of-ints"])
+def test_odeint_state_is_float64_whatever_y0(y0):
+    ys = fg.odeint(lambda y, t: fg.tree_util.tree_map(lambda v: -1.3 * v, y), y0, T3)
+    if isinstance(ys, list):                       # (a list is a pytree of two scalars)
+        ys = np.stack(ys, axis=-1)
+    assert ys.dtype == np.float64
+    np.testing.assert_allclose(ys[-1], np.array([3.0, 7.0]) * np.exp(-2.6), rtol=1e-7)
+
+
+def test_odeint_integer_y0_under_grad():
+    def loss(k):
+        return fnp.sum(fg.odeint(lambda y, t, k: -k * y, np.array([3]), T3, k)[-1])
+    value, g = fg.value_and_grad(loss)(1.3)
+    np.testing.assert_allclose(value, 3 * np.exp(-2.6), rtol=1e-7)
+    np.testing.assert_allclose(g, -2.0 * 3 * np.exp(-2.6), rtol=1e-6)
+    g0 = fg.grad(lambda y0: fnp.sum(fg.odeint(lambda y, t: -1.3 * y, y0, T3)[-1]))(
+        np.float32(3.0))
+    assert g0.dtype == np.float32
+    np.testing.assert_allclose(g0, np.exp(-2.6), rtol=1e-6)
+
+
+def test_odeint_refuses_a_complex_state():
+    with pytest.raises(TypeError, match="y0 must be real"):
+        fg.odeint(lambda y, t: -1j * y, np.array([1.0 + 0j]), T3)

@@ -13,10 +13,10 @@ import numpy as np
 
 from .._errors import FuncgradError
 from ..api.jit import jit
-from ..flatten_util import ravel_pytree
+from ..flatten_util import float_leaves, ravel_pytree
 from ..ir import Traced
-from ..optimize.runners import cached_runner
-from ..tree_util import tree_flatten, tree_leaves, tree_structure, tree_unflatten
+from ..optimize.runners import cached_runner, tree_signature
+from ..tree_util import tree_flatten, tree_leaves, tree_unflatten
 from . import adjoint as adjoints
 from . import solvers
 from .tableaus import RK4, TABLEAUS
@@ -37,7 +37,8 @@ def odeint(func, y0, t, *args, rtol=1.4e-8, atol=1.4e-8, method="dopri5", max_st
     """Solve dy/dt = func(y, t, *args) from y(t[0]) = y0 and return y at the times `t`.
 
     y0 may be a pytree of arrays (the result then has its structure, each leaf with a leading
-    time axis); `args` may be pytrees too. `t` must increase. Methods: "dopri5" (default) and
+    time axis); `args` may be pytrees too. The state is real and float64 whatever y0's dtype
+    (integers and float32 included; SciPy's rule), and so is the result. `t` must increase. Methods: "dopri5" (default) and
     "tsit5", adaptive 5(4) pairs whose steps are chosen so that the local error estimate
     stays below atol + rtol |y| (root mean square over the components), with a dense output
     of order 4 for the times in between; "rk4", the classical method with fixed steps (each
@@ -78,9 +79,14 @@ def odeint(func, y0, t, *args, rtol=1.4e-8, atol=1.4e-8, method="dopri5", max_st
         raise ValueError("odeint: adjoint='backsolve' needs an adaptive method")
     if not callable(func):
         raise TypeError(f"odeint: func must be callable as func(y, t, *args), got {func!r}")
+    # the state is float64 whatever y0's dtype (SciPy's rule: integers would be truncated in
+    # func, float32 would not hold the tolerances); traced or not, one conversion
+    y0 = float_leaves(y0, np.float64)
     flat0, unravel = ravel_pytree(y0)
-    if np.dtype(getattr(flat0, "dtype", np.float64)).kind in "biu":
-        flat0 = flat0 * 1.0
+    if np.dtype(flat0.dtype).kind != "f":
+        raise TypeError(f"odeint: y0 must be real (its values are {np.dtype(flat0.dtype).name}); "
+                        "solve a complex system as a real one of twice the size, its real and "
+                        "imaginary parts stacked")
     leaves = tree_leaves((y0, t, args, rtol, atol))
     traced = any(isinstance(x, Traced) for x in leaves)
     if not traced:
@@ -91,7 +97,6 @@ def odeint(func, y0, t, *args, rtol=1.4e-8, atol=1.4e-8, method="dopri5", max_st
         if np.any(np.diff(t) < 0):
             raise ValueError("odeint: the times t must increase (sort them, or integrate "
                              "backwards with func negated and the times reversed)")
-        flat0 = np.asarray(flat0, np.float64)
     # (step sizes and tolerances are run-time values: only whether a first step is given,
     # and the loops' structure, shape the compiled solve)
     config = (method, int(max_steps), first_step is None, dt, checkpoint, adjoint)
@@ -118,9 +123,7 @@ def odeint(func, y0, t, *args, rtol=1.4e-8, atol=1.4e-8, method="dopri5", max_st
     if traced:
         ys, status, steps, rejected = solve(flat0, t, args, rtol, atol, first, hmax)
     else:
-        run = cached_runner(func, ("odeint", config, tree_structure(y0),
-                                   tuple(np.shape(v) for v in tree_leaves(y0))),
-                            lambda: jit(solve))
+        run = cached_runner(func, ("odeint", config, tree_signature(y0)), lambda: jit(solve))
         ys, status, steps, rejected = run(flat0, t, args, float(rtol), float(atol),
                                           float(first), float(hmax))
         status = int(status)

@@ -10,6 +10,10 @@ See quasi_newton.py (L-BFGS, BFGS, gradient descent, bounds by projection) and
 line_search.py (strong Wolfe), nonlinear.py (root: Newton, Broyden; least_squares:
 Levenberg-Marquardt, Gauss-Newton). For SciPy's own algorithms with compiled derivatives use
 fg.scipy.minimize.
+
+x0 may be a pytree. Integer and bool leaves are made float64 (as SciPy does); float32
+leaves stay float32: the function sees them in float32, the iteration itself runs in float64
+and `res.x` comes back float32.
 """
 from .line_search import strong_wolfe
 from .nonlinear import least_squares, root

@@ -18,13 +18,13 @@ from .. import numpy as fnp
 from ..api.derivatives import jacfwd
 from ..api.gradients import grad
 from ..api.jit import jit
-from ..flatten_util import ravel_pytree
+from ..flatten_util import float_leaves, ravel_pytree
 from ..higher_order.custom import stop_gradient
 from ..higher_order.implicit import custom_root
 from ..higher_order.loops import while_loop
 from ..ir import Traced
-from ..tree_util import tree_leaves, tree_structure
-from .runners import cached_runner
+from ..tree_util import tree_leaves
+from .runners import as_float64, cached_runner, tree_signature
 
 __all__ = ["root", "least_squares"]
 
@@ -44,13 +44,15 @@ def _dense_solve(g, y):
 
 
 def _flat(fun, x0, args):
-    flat0, unravel = ravel_pytree(x0)
+    """(x0 as a float64 vector, unravel, fun on vectors returning a float64 vector), for x0
+    with its integer leaves made float (fun still sees float32 leaves as float32)."""
+    flat0, unravel = ravel_pytree(float_leaves(x0))
     return (np.asarray(flat0, np.float64), unravel,
-            lambda x, *a: fnp.ravel(fun(unravel(x), *a)))
+            lambda x, *a: fnp.ravel(as_float64(fun(unravel(x), *a))))
 
 
 def _structure(x0):
-    return tree_structure(x0), tuple(np.shape(v) for v in tree_leaves(x0))
+    return tree_signature(float_leaves(x0))
 
 
 def _traced(args):

@@ -24,14 +24,14 @@ from .. import numpy as fnp
 from ..api.derivatives import jvp
 from ..api.gradients import grad, value_and_grad
 from ..api.jit import jit
-from ..flatten_util import ravel_pytree
+from ..flatten_util import float_leaves, ravel_pytree
 from ..higher_order.custom import stop_gradient
 from ..higher_order.implicit import custom_root
 from ..higher_order.loops import fori_loop, while_loop
 from ..ir import Traced
-from ..tree_util import tree_leaves, tree_structure
+from ..tree_util import tree_leaves
 from .line_search import strong_wolfe
-from .runners import cached_runner
+from .runners import as_float64, cached_runner, tree_signature
 
 __all__ = ["minimize"]
 
@@ -248,6 +248,7 @@ def minimize(fun, x0, args=(), *, method="lbfgs", tol=None, maxiter=None, bounds
     if method not in METHODS:
         raise ValueError(f"minimize: method must be one of {METHODS}, got {method!r}")
     options = dict(options or {})
+    x0 = float_leaves(x0)
     flat0, unravel = ravel_pytree(x0)
     flat0 = np.asarray(flat0, np.float64)
     n = flat0.size
@@ -268,7 +269,7 @@ def minimize(fun, x0, args=(), *, method="lbfgs", tol=None, maxiter=None, bounds
     lo, hi = _bounds(bounds, n)
     if lo is not None:
         flat0 = np.clip(flat0, lo, hi)
-    f_flat = lambda x, *a: fun(unravel(x), *a)
+    f_flat = lambda x, *a: as_float64(fun(unravel(x), *a))
 
     def make():
         @jit
@@ -279,8 +280,7 @@ def minimize(fun, x0, args=(), *, method="lbfgs", tol=None, maxiter=None, bounds
                          hvp, xtol)
         return run
     run = cached_runner(fun, ("minimize", method, m, maxiter, gtol, xtol, ftol, maxls, history,
-                              tree_structure(x0), tuple(np.shape(v) for v in tree_leaves(x0))),
-                        make)
+                              tree_signature(x0)), make)
 
     if any(isinstance(leaf, Traced) for leaf in tree_leaves(args)):
         return _differentiable(f_flat, run, flat0, lo, hi, tuple(args), unravel)

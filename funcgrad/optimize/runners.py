@@ -11,9 +11,13 @@ from __future__ import annotations
 
 import weakref
 
-from ..guards import Unguardable, state_key
+import numpy as np
 
-__all__ = ["cached_runner"]
+from .. import numpy as fnp
+from ..guards import Unguardable, state_key
+from ..tree_util import tree_flatten
+
+__all__ = ["cached_runner", "tree_signature", "as_float64"]
 
 _RUNNERS: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
 MAX_PER_FUNCTION = 8
@@ -35,3 +39,18 @@ def cached_runner(fun, key, make, also=()):
         table.pop(next(iter(table)))
     table[key] = (state, runner)
     return runner
+
+
+def tree_signature(tree):
+    """What a runner built for x0 depends on besides the function: x0's structure and its
+    leaves' shapes and dtypes (its unravel gives every leaf its dtype back)."""
+    leaves, treedef = tree_flatten(tree)
+    return treedef, tuple((np.shape(x), np.result_type(x).str) for x in leaves)
+
+
+def as_float64(value):
+    """A function's value for a solver's float64 arithmetic (float32 problems are evaluated
+    in float32 and iterated in float64)."""
+    value = fnp.asarray(value)
+    return value if value.dtype.kind != "f" or value.dtype == np.float64 \
+        else value.astype(np.float64)

@@ -6,7 +6,8 @@ Hessian-vector product or Jacobian computed by funcgrad kernels instead of finit
     >>> res.x["w"], res.fun, res.nit
 
 x0 may be a pytree; SciPy sees it as one flat float64 vector (fg.flatten_util.ravel_pytree),
-and `res.x` (and `res.jac` for minimize) come back in x0's structure. `bounds`, constraints
+and `res.x` (and `res.jac` for minimize) come back in x0's structure: integer and bool leaves
+as float64 (SciPy's rule), float32 leaves as float32 (fun sees them in float32). `bounds`, constraints
 and every other keyword go to SciPy unchanged and refer to that flat vector.
 """
 from __future__ import annotations
@@ -16,7 +17,7 @@ import numpy as np
 from ..api.derivatives import jacfwd, jacrev, jvp
 from ..api.gradients import grad, value_and_grad
 from ..api.jit import jit
-from ..flatten_util import ravel_pytree
+from ..flatten_util import float_leaves, ravel_pytree
 
 __all__ = ["minimize", "least_squares"]
 
@@ -27,7 +28,9 @@ _NO_JAC = {"nelder-mead", "powell", "cobyla", "cobyqa"}
 
 
 def _flat_problem(fun, x0):
-    flat0, unravel = ravel_pytree(x0)
+    """x0 as SciPy's float64 vector (integer leaves made float, as SciPy does: read back as
+    integers they would hold the solver at x0), unravel, and fun on that vector."""
+    flat0, unravel = ravel_pytree(float_leaves(x0))
     flat0 = np.asarray(flat0, np.float64)
     return flat0, unravel, (lambda x, *args: fun(unravel(x), *args))
 
