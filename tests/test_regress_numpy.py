@@ -247,3 +247,98 @@ def test_einsum_mismatched_sizes_still_refused():
         fnp.einsum("ij,jk->ik", np.ones((2, 2)), np.ones((3, 4)))
     with pytest.raises(ValueError, match="collapsing index 'i'"):
         fnp.einsum("ii->i", np.ones((1, 3)))
+
+
+# ---- 7. .at on the buffers fnp's constructors make inside traced functions --------------------
+
+BUFFERS = [
+    ("zeros", lambda: fnp.zeros(3)), ("ones", lambda: fnp.ones(3)),
+    ("empty", lambda: fnp.empty(3) * 0), ("full", lambda: fnp.full(3, 0.5)),
+    ("eye", lambda: fnp.eye(3)[0]), ("identity", lambda: fnp.identity(3)[1]),
+    ("zeros_like", lambda: fnp.zeros_like(np.ones(3))),
+    ("ones_like", lambda: fnp.ones_like(np.ones(3))),
+    ("full_like", lambda: fnp.full_like(np.ones(3), 2.0)),
+]
+
+
+@pytest.mark.parametrize("name,make", BUFFERS, ids=[b[0] for b in BUFFERS])
+def test_at_on_constructor_buffers_inside_grad(name, make):
+    idx, v = np.array([0, 2, 2]), np.array([1.0, 2.0, 3.0])
+    base = np.asarray(make())
+    assert type(base) is np.ndarray             # outside any trace: NumPy's array
+
+    def f(v):
+        return fnp.sum(make().at[idx].add(v) ** 2)
+    want_out = base.copy()
+    np.add.at(want_out, idx, v)
+    want = 2 * want_out[idx]                    # d/dv_k of sum(out^2) = 2 out[idx_k]
+    np.testing.assert_allclose(fg.grad(f)(v), want)
+    np.testing.assert_allclose(fg.jit(fg.grad(f))(v), want)
+    np.testing.assert_allclose(fg.vmap(fg.grad(f))(np.stack([v, v])), np.stack([want, want]))
+    check_grads(f, (v,), order=2)
+
+
+def test_writing_into_a_constructor_buffer_inside_a_trace_is_a_clear_error():
+    def f(x):
+        b = fnp.zeros(3)
+        b[0] = x[0]                 # was: a NumPy buffer silently holding x[0]'s number
+        return fnp.sum(b)
+    with pytest.raises(fg.MutationError, match=r"x.at\[idx\].set\(value\)"):
+        fg.grad(f)(np.ones(3))
+    # outside a trace the constructors are NumPy's (writable, no .at)
+    b = fnp.zeros(3)
+    b[0] = 1.0
+    assert b[0] == 1.0 and not hasattr(b, "at")
+
+
+# ---- 8. logsumexp(return_sign=True) -------------------------------------------------------------
+
+LSE_CASES = [
+    dict(a=[1.0, 2.0], b=[1.0, -2.0]),                      # a negative sum
+    dict(a=[[1.0, 2.0], [3.0, 4.0]], axis=1, b=[1.0, -3.0], keepdims=True),
+    dict(a=[[0.5, 2.0, -1.0], [3.0, 4.0, 1.0]], axis=0, b=[[1.0, -1.0, 2.0], [-2.0, 0.5, 1.0]]),
+    dict(a=[1.0, 1.0], b=[1.0, -1.0]),                      # a zero sum: (-inf, 0)
+    dict(a=[np.inf, 1.0], b=[0.0, 1.0]),                    # b == 0 ignores its a
+    dict(a=[1000.0, 1.0], b=[0.0, 1.0]),
+    dict(a=[-np.inf, -np.inf]),
+    dict(a=[1.0 + 1.0j, 2.0]),                              # complex: the sign is s / |s|
+    dict(a=[1.0, 2.0], b=[1.0j, 2.0]),
+]
+
+
+@pytest.mark.parametrize("case", LSE_CASES)
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")
+def test_logsumexp_return_sign_is_scipys(case):
+    from scipy.special import logsumexp as scipy_lse
+    kw = {k: np.asarray(v) if k in "ab" else v for k, v in case.items()}
+    a = kw.pop("a")
+    for rs in (True, False):
+        want = scipy_lse(a, **kw, return_sign=rs)
+        f = lambda a: fg.scipy.special.logsumexp(a, **kw, return_sign=rs)   # noqa: E731
+        for got in (f(a), evaluate(f, a), fg.jit(f)(a)):
+            for g, w in zip(*((got, want) if rs else ((got,), (want,)))):
+                assert np.shape(g) == np.shape(w)
+                np.testing.assert_allclose(g, w, rtol=1e-13)
+
+
+def test_logsumexp_return_sign_gradients():
+    a, b = rand((2, 3), seed=3), np.array([[1.0, -1.5, 0.5], [-2.0, 0.25, 1.0]])
+    for axis in (None, 0, 1):
+        check_grads(lambda a, b: fnp.logsumexp(a, axis=axis, b=b, return_sign=True)[0], (a, b),
+                    order=2)
+        check_grads(lambda a, b: fnp.logsumexp(a, axis=axis, b=b, return_sign=True)[0], (a, b),
+                    order=1, modes=("rev",))
+    # d log|s| / d a_i = b_i exp(a_i) / s, negative sums included
+    s = np.sum(b * np.exp(a))
+    g = fg.grad(lambda a: fnp.logsumexp(a, b=b, return_sign=True)[0])(a)
+    np.testing.assert_allclose(g, b * np.exp(a) / s, rtol=1e-12)
+    np.testing.assert_allclose(fg.jit(fg.grad(lambda a: fnp.logsumexp(
+        a, b=b, return_sign=True)[0]))(a), b * np.exp(a) / s, rtol=1e-12)
+    # a zero weight: no derivative in its a, the derivative exp(a_i) / s in its b
+    b0 = np.array([1.0, 0.0, 2.0])
+    x = np.array([0.3, 0.9, -0.2])
+    ga, gb = fg.grad(lambda a, b: fnp.logsumexp(a, b=b, return_sign=True)[0],
+                     argnums=(0, 1))(x, b0)
+    s0 = np.sum(b0 * np.exp(x))
+    np.testing.assert_allclose(ga, b0 * np.exp(x) / s0, rtol=1e-12)
+    np.testing.assert_allclose(gb, np.exp(x) / s0, rtol=1e-12)

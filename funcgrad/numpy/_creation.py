@@ -1,9 +1,13 @@
 """Array creation: NumPy's constructors, made aware of traced values.
 
 `zeros_like(x)` and friends stage a broadcast when x is traced; `array`/`asarray` of a list that
-holds traced values stacks them. Constructors from shapes (zeros, eye, arange, ...) return
-ordinary NumPy arrays: they become constants of the program (arange with a traced float start
-or step is differentiated in them).
+holds traced values stacks them. The buffer constructors (zeros, ones, empty, full, eye,
+identity, and zeros_like & co. of plain arrays) called while a function is traced return a
+traced constant, so that JAX's `fnp.zeros(n).at[idx].add(v)` works there (and writing into the
+buffer in place is a clear MutationError); outside any trace they return NumPy's arrays, which
+have no `.at` (use NumPy's in-place assignment there). Index and coordinate data (arange,
+indices, tri, array, asarray) are NumPy arrays, constants of the program (arange with a traced
+float start or step is differentiated in them).
 """
 from __future__ import annotations
 
@@ -12,9 +16,10 @@ import operator
 
 import numpy as np
 
+from .. import ir
 from ..ir import Traced, aval_of
-from ..primitives.base import (broadcast_to, convert, export, full, has_traced, is_traced,
-                               numpy_fallback)
+from ..primitives.base import (broadcast_in_dim_p, broadcast_to, convert, export, full,
+                               has_traced, is_traced, numpy_fallback, record)
 from ..primitives.shape import has_tracer as _has_tracer, reshape, stack_nested
 from ._shape import _static
 
@@ -43,11 +48,25 @@ def asarray(a, dtype=None, order=None):
     return np.asarray(a, dtype=dtype)
 
 
+def _staged(arr):
+    """A new constant array while a function is traced: staged into the trace (a broadcast of
+    its one value, or the constant itself), so that it is a traced value like those computed
+    from the arguments -- `fnp.zeros(n).at[idx].add(v)` works, and writing into it in place
+    is a clear MutationError instead of a NumPy buffer silently holding a traced value's
+    number. Outside any trace, NumPy's array itself."""
+    if ir.current_trace() is None or arr.dtype.kind not in "biufc":
+        return arr
+    flat = arr.reshape(-1)
+    if arr.size and (flat[:1].view(np.uint8) == flat.view(np.uint8).reshape(arr.size, -1)).all():
+        return full(arr.shape, flat[0], arr.dtype)
+    return record(broadcast_in_dim_p, arr, shape=arr.shape, dims=tuple(range(arr.ndim)))
+
+
 def _like(value):
     def like(a, dtype=None, shape=None):
         """An array of the shape and dtype of `a` filled with a constant (np.zeros_like etc.)."""
         if not isinstance(a, Traced):
-            return np.full_like(a, value, dtype=dtype, shape=shape)
+            return _staged(np.full_like(a, value, dtype=dtype, shape=shape))
         av = aval_of(a)
         return full(av.shape if shape is None else shape, value, dtype or av.dtype)
     return like
@@ -67,12 +86,12 @@ def full_like(a, fill_value, dtype=None, shape=None):
     if isinstance(fill_value, Traced):
         return broadcast_to(convert(fill_value, dt), shp)
     if not isinstance(a, Traced):
-        return np.full_like(a, fill_value, dtype=dtype, shape=shape)
+        return _staged(np.full_like(a, fill_value, dtype=dtype, shape=shape))
     return full(shp, fill_value, dt)
 
 
 @export("full")
-@numpy_fallback(np.full, ("fill_value",), check=is_traced)
+@numpy_fallback(lambda *a, **k: _staged(np.full(*a, **k)), ("fill_value",), check=is_traced)
 def full_(shape, fill_value, dtype=None, order="C"):
     """np.full; fill_value may be traced (the shape may not).
 
@@ -90,20 +109,28 @@ def copy(a, order="K", subok=False):
     return a
 
 
-def _from_shapes(fn):
+def _from_shapes(fn, staged=False):
     """NumPy's constructor from shapes; a traced size (fnp.arange(n) with n traced) is its
-    value in the call being traced (dynamic Python), refused inside fg.jit."""
+    value in the call being traced (dynamic Python), refused inside fg.jit. staged: the new
+    array is staged into an active trace (_staged)."""
     @functools.wraps(fn)
     def constructor(*args, **kwargs):
         if has_traced(args, kwargs):
             args = _static(args, f"{fn.__name__}: a size argument")
             kwargs = _static(kwargs, f"{fn.__name__}: a size argument")
-        return fn(*args, **kwargs)
+        out = fn(*args, **kwargs)
+        if staged and fn is np.empty:       # undefined values: staged as zeros
+            out = np.zeros_like(out) if ir.current_trace() is not None else out
+        return _staged(out) if staged else out
     return constructor
 
 
+# the buffers (zeros, ones, empty, full, eye, identity, the *_like of plain arrays) are staged
+# into an active trace; index and coordinate data (arange, indices, tri, array, asarray) stay
+# NumPy arrays: they are used as indices and shapes, which are static
 for _name in ("zeros", "ones", "empty", "eye", "identity", "indices", "tri"):
-    export(_name)(_from_shapes(getattr(np, _name)))
+    export(_name)(_from_shapes(getattr(np, _name),
+                               staged=_name in ("zeros", "ones", "empty", "eye", "identity")))
 del _name
 
 _static_arange = _from_shapes(np.arange)

@@ -13,10 +13,11 @@ import numpy as np
 
 from ..ir import Traced, aval_of
 from ..primitives.base import broadcast_to, convert, export, normalize_axes, reshape as _reshape
-from ..primitives.elementwise import exp, isfinite, log, maximum as _elementwise_max, sqrt, where
+from ..primitives.elementwise import (absolute, equal, exp, isfinite, log, logical_and,
+                                      logical_not, maximum as _elementwise_max, sign, sqrt, where)
 from ..primitives.reductions import _count, _kept_shape, _plain, argsort, max, min, sum
 from ..primitives.shape import ravel, take_along_axis
-from ._complex import abs2, real_dtype
+from ._complex import abs2, real, real_dtype
 
 
 def _truth(np_fn, reduce, a, axis, keepdims):
@@ -101,25 +102,50 @@ def std(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, where=None):
     return sqrt(var(a, axis=axis, dtype=dtype, ddof=ddof, keepdims=keepdims, where=where))
 
 
+def _lse_terms(a, axis, b):
+    """(b * exp(a - m), m) with m the largest real part of a among the terms with b != 0 (0
+    where that is not finite). A term with b == 0 adds nothing (SciPy: its a is ignored, even
+    inf) and keeps its derivative in b, exp(a - m), where that is finite."""
+    re = real(a) if aval_of(a).dtype.kind == "c" else a
+    m = max(re if b is None else where(equal(b, 0), -np.inf, re), axis=axis, keepdims=True)
+    m = where(isfinite(m), m, 0.0)
+    e = exp(a - m)
+    if b is None:
+        return e, m
+    e = where(logical_and(equal(b, 0), logical_not(isfinite(e))), 0.0, e)
+    return e * b, m
+
+
 @export()
 def logsumexp(a, axis=None, b=None, keepdims=False, return_sign=False):
-    """log(sum(b * exp(a))) computed stably (scipy.special.logsumexp).
+    """log(sum(b * exp(a))) computed stably (scipy.special.logsumexp). With return_sign=True,
+    (log|s|, sign(s)) for s = sum(b * exp(a)): a negative sum is allowed (without it, its log
+    is NaN), a zero sum gives (-inf, 0); the sign of a complex sum is s / |s|. Terms with
+    b == 0 are ignored, as in SciPy.
 
         >>> fnp.logsumexp(np.array([[1000.0, 1000.0], [0.0, 0.0]]), axis=-1)
         array([1.00069315e+03, 6.93147181e-01])
+        >>> fnp.logsumexp(np.array([1.0, 2.0]), b=np.array([1.0, -2.0]), return_sign=True)
+        (np.float64(2.48988012564475), np.float64(-1.0))
     """
-    if return_sign:
-        raise NotImplementedError("logsumexp(return_sign=True) is not supported")
-    m = max(a, axis=axis, keepdims=True)
-    m = where(isfinite(m), m, 0.0)
-    e = exp(a - m)
+    a = a if isinstance(a, Traced) else np.asarray(a)
     if b is not None:
-        e = e * b
-    s = log(sum(e, axis=axis, keepdims=True)) + m
+        b = b if isinstance(b, Traced) else np.asarray(b)
+    terms, m = _lse_terms(a, axis, b)
+    s = sum(terms, axis=axis, keepdims=True)
+    if return_sign:
+        mag = absolute(s)
+        sgn = where(equal(mag, 0), 0.0, s / where(equal(mag, 0), 1.0, mag)) \
+            if aval_of(s).dtype.kind == "c" else sign(s)
+        outs = (log(mag) + m, sgn)
+    else:
+        outs = (log(s) + m,)
     if not keepdims:
-        axes = normalize_axes(axis, aval_of(s).ndim)
-        s = _reshape(s, _kept_shape(aval_of(s).shape, axes)) if isinstance(s, Traced) else np.squeeze(s, axes)
-    return s
+        axes = normalize_axes(axis, aval_of(a).ndim)
+        shape = _kept_shape(aval_of(outs[0]).shape, axes)
+        outs = tuple(_reshape(o, shape) if isinstance(o, Traced) else np.squeeze(o, axes)[()]
+                     for o in outs)
+    return outs if return_sign else outs[0]
 
 
 @export()
