@@ -342,3 +342,77 @@ def test_logsumexp_return_sign_gradients():
     s0 = np.sum(b0 * np.exp(x))
     np.testing.assert_allclose(ga, b0 * np.exp(x) / s0, rtol=1e-12)
     np.testing.assert_allclose(gb, np.exp(x) / s0, rtol=1e-12)
+
+
+# ---- 9. hypot at (0, 0), cumprod at zeros: interpreted, tiered and compiled agree ----------------
+
+def _three_modes(f, args, argnums=0):
+    """fg.grad(f, argnums) interpreted (first call), tiered (called until its tier compiled)
+    and compiled (fg.jit(fg.grad(f)))."""
+    from funcgrad.tiering import policy
+    interpreted = fg.grad(f, argnums=argnums)(*args)
+    for _ in range(12):
+        tiered = fg.grad(f, argnums=argnums)(*args)
+    assert any(t.jitted for t in policy.tiers(f).values()), "the grad tier did not compile"
+    compiled = fg.jit(fg.grad(f, argnums=argnums))(*args)
+    return interpreted, tiered, compiled
+
+
+def _brute_cumprod_grad(x, ct):
+    """d sum_k ct_k prod_{j<=k} x_j / d x_i, by products of the other elements (no division)."""
+    n, g = len(x), np.zeros(len(x))
+    for i in range(n):
+        for k in range(i, n):
+            g[i] += ct[k] * np.prod(np.delete(x[:k + 1], i))
+    return g
+
+
+@pytest.mark.parametrize("x", [[2.0, 3.0, 0.0, 4.0], [0.0, 3.0, 0.0, 4.0, 5.0], [0.0, 0.0],
+                               [1.5, -2.0, 0.5, 0.0, 0.0, 3.0, -1.0], [0.0], [2.0, 3.0, 4.0]])
+def test_cumprod_gradient_is_exact_at_zeros(x):
+    x = np.array(x)
+    ct = np.arange(1.0, len(x) + 1)
+    f = lambda x: fnp.sum(fnp.cumprod(x) * ct)          # noqa: E731
+    want = _brute_cumprod_grad(x, ct)
+    for got in _three_modes(f, (x,)):
+        np.testing.assert_allclose(got, want, rtol=1e-13, atol=1e-13)
+    check_grads(f, (x,), order=2)
+    # second order against the polynomial's own Hessian (finite differences of the brute rule)
+    h, eps = fg.hessian(f)(x), 1e-6
+    fd = np.stack([(_brute_cumprod_grad(x + eps * e, ct) - _brute_cumprod_grad(x - eps * e, ct))
+                   / (2 * eps) for e in np.eye(len(x))])
+    np.testing.assert_allclose(h, fd, atol=1e-6)
+
+
+def test_sum_of_cumprod_example_from_the_issue():
+    # d/dx of sum(cumprod([2, 3, 0, 4])) = [1 + 3, 2, 2*3 + 2*3*4, 0] (not NaN at the zero)
+    for got in _three_modes(lambda x: fnp.sum(fnp.cumprod(x)), (np.array([2.0, 3.0, 0.0, 4.0]),)):
+        np.testing.assert_allclose(got, [4.0, 2.0, 30.0, 0.0])
+
+
+@pytest.mark.parametrize("axis", [0, 1, None])
+def test_cumprod_along_an_axis_with_zeros(axis):
+    x = np.array([[2.0, 0.0, 3.0, 1.5], [0.0, -1.0, 0.5, 2.0], [1.0, 2.0, 0.0, 0.0]])
+    w = rand(np.cumprod(x, axis=axis).shape, seed=5)
+    f = lambda x: fnp.sum(fnp.cumprod(x, axis=axis) * w)     # noqa: E731
+    moved = x.reshape(-1) if axis is None else np.moveaxis(x, axis, -1)
+    wm = w if axis is None else np.moveaxis(w, axis, -1)
+    want = (_brute_cumprod_grad(moved, wm) if axis is None else np.moveaxis(np.stack(
+        [_brute_cumprod_grad(r, c) for r, c in zip(moved, wm)]), -1, axis)).reshape(x.shape)
+    for got in _three_modes(f, (x,)):
+        np.testing.assert_allclose(got, want, rtol=1e-13, atol=1e-13)
+    check_grads(f, (x,), order=2)
+    check_grads(lambda z: fnp.cumprod(z, axis=axis), (x + 0.5j * x[::-1],), order=1)  # complex
+
+
+def test_hypot_at_the_origin_has_derivative_zero():
+    # the minimum-norm subgradient, as abs(0) and linalg.norm at 0 (docs/conventions.md)
+    f = lambda x, y: fnp.hypot(x, y)                     # noqa: E731
+    for got in _three_modes(f, (0.0, 0.0), argnums=(0, 1)):
+        np.testing.assert_array_equal(got, (0.0, 0.0))
+    xs, ys = np.array([0.0, 3.0, -0.0, 1e-300]), np.array([0.0, -4.0, 2.0, 0.0])
+    g = lambda x, y: fnp.sum(fnp.hypot(x, y))            # noqa: E731
+    for gx, gy in _three_modes(g, (xs, ys), argnums=(0, 1)):
+        np.testing.assert_allclose(gx, [0.0, 0.6, 0.0, 1.0])
+        np.testing.assert_allclose(gy, [0.0, -0.8, 1.0, 0.0])
+    check_grads(g, (np.array([0.3, -1.0]), np.array([0.4, 2.0])), order=2)

@@ -187,7 +187,15 @@ arccos = _ufunc(np.arccos, lambda ct, x, *, out: (-ct / sqrt(1.0 - x * x),), dom
 arctan = _ufunc(np.arctan, lambda ct, x, *, out: (ct / (1.0 + x * x),))
 arctan2 = _ufunc(np.arctan2, lambda ct, y, x, *, out: (ct * x / (x * x + y * y),
                                                        -ct * y / (x * x + y * y)), singular=True)
-hypot = _ufunc(np.hypot, lambda ct, x, y, *, out: (ct * x / out, ct * y / out), domain="nonzero", singular=True)
+def _hypot_vjp(ct, x, y, *, out):
+    """(x, y) / hypot(x, y); at x = y = 0, where hypot has no derivative, 0 for both: the
+    minimum-norm subgradient, as abs(0) and the 2-norm at 0 (docs/conventions.md)."""
+    zero = out == 0.0
+    safe = where(zero, 1.0, out)
+    return _where0(zero, ct * x / safe), _where0(zero, ct * y / safe)
+
+
+hypot = _ufunc(np.hypot, _hypot_vjp, domain="nonzero", singular=True)
 sinh = _ufunc(np.sinh, lambda ct, x, *, out: (ct * cosh(x),), singular=True)
 cosh = _ufunc(np.cosh, lambda ct, x, *, out: (ct * sinh(x),), singular=True)
 tanh = _ufunc(np.tanh, lambda ct, x, *, out: (ct * (1.0 - out * out),))

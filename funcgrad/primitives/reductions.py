@@ -6,8 +6,8 @@ argmax, argmin, cumsum, cumprod, argsort and searchsorted. all, any, mean, var, 
 and sort are compositions of these, in funcgrad/numpy/_reductions.py.
 Gradient conventions: ties in max/min share the cotangent equally among the tied elements
 (`ct * (x == max) / count(x == max)`); prod uses products of the other elements, built from
-multiplications only (exact at zeros, to any order); cumprod's rule divides by x (inputs
-containing zeros are not supported).
+multiplications only (exact at zeros, to any order); cumprod's rule is a linear recurrence run
+as an associative scan of multiplications and additions (exact at zeros, to any order).
 """
 from __future__ import annotations
 
@@ -257,8 +257,38 @@ def _cumsum_vjp(ct, x, *, out, axis):
     return (flip(cumsum_p.bind(flip(ct, axis), axis=axis), axis),)
 
 
+def _shift_in(v, axis, d, fill):
+    """v moved d places forward along axis, the first d places filled with `fill`."""
+    n = aval_of(v).shape[axis]
+    pad = full(tuple(d if i == axis else k for i, k in enumerate(aval_of(v).shape)), fill,
+               aval_of(v).dtype)
+    return concatenate([pad, slice_axis(v, axis, 0, n - d)], axis=axis)
+
+
+def _linear_scan(a, c, axis):
+    """r with r[0] = c[0], r[m] = c[m] + a[m] * r[m-1] along axis, as an associative scan
+    (Hillis-Steele: log2(n) steps of shifted products and sums), so that it is made of
+    multiplications and additions only: exact where a has zeros, and so are its derivatives."""
+    n, d = aval_of(c).shape[axis], 1
+    while d < n:
+        a_prev, c_prev = _shift_in(a, axis, d, 1), _shift_in(c, axis, d, 0)
+        a, c = a * a_prev, a * c_prev + c
+        d *= 2
+    return c
+
+
 def _cumprod_vjp(ct, x, *, out, axis):
-    return (flip(cumsum_p.bind(flip(ct * out, axis), axis=axis), axis) / x,)
+    """d sum_k ct_k y_k / d x_i = (prod_{j<i} x_j) * r_i with r_i = sum_{k>=i} ct_k
+    prod_{i<j<=k} x_j, i.e. r_i = ct_i + x_{i+1} r_{i+1}: a reverse linear recurrence, run as an
+    associative scan of multiplications and additions. No division by x, so the rule is exact
+    where x has zeros (to any order)."""
+    n = aval_of(x).shape[axis]
+    if n == 0:
+        return (ct,)
+    x_next = _shift_in(flip(x, axis), axis, 1, 0)        # flipped: x_{i+1} at position of i
+    r = flip(_linear_scan(x_next, flip(ct, axis), axis), axis)
+    before = _shift_in(out, axis, 1, 1)                   # prod_{j<i} x_j
+    return (before * r,)
 
 
 cumsum_p = define("cumsum", impl=lambda x, *, axis: np.cumsum(x, axis=axis, dtype=np.asarray(x).dtype),
@@ -289,7 +319,7 @@ def cumsum(a, axis=None, dtype=None, out=None):
 
 @export()
 def cumprod(a, axis=None, dtype=None, out=None):
-    """np.cumprod (its gradient divides by the inputs: avoid zeros).
+    """np.cumprod; its gradient is exact where the inputs are 0 (no division by them).
 
         >>> fnp.cumprod(x)
     """
