@@ -235,6 +235,31 @@ def dropped_derivative_message(expr, src, deps):
             "(fg.config.dropped_derivative: 'error' raises here, 'ignore' silences this.)")
 
 
+# hints of concretization_message for a traced value converted to a NumPy array
+INDEX_HINT = (" To index a NumPy array `table` with traced integers `idx`, write "
+              "fnp.take(table, idx, axis=0): the same values as table[idx], read by a traced "
+              "gather that works for every index (here too) and stays compiled when the "
+              "indices change.")
+LIST_HINT = (" A NumPy function given a list of traced values: use fnp.array(list) or "
+             "fnp.stack(list), or the fnp function; np.r_[...] and np.c_[...]: fnp.r_ and fnp.c_.")
+MASK_HINT = (" To select with a traced mask, keep the shape: fnp.where(mask, table, 0.0) "
+             "(or a sum of fnp.where(mask, x, 0.0) for a masked total).")
+
+
+def float_array_message(expr, src, deps):
+    """np.asarray of a traced floating-point value in a trace of one call: its value is
+    known, but a NumPy array of it would be a constant (no derivative, no later values)."""
+    dep = f" (it depends on argument {', '.join(map(repr, deps))})" if deps else ""
+    return (f"{expr or 'np.asarray(x)'} makes a NumPy array of a traced floating-point value"
+            f"{dep}{where(src)}: the array would be a constant, without the derivative through "
+            "it (under fg.grad) and fixed to this call's values (under fg.jit). Keep it traced: "
+            "fnp.asarray(x) and funcgrad.numpy's functions take traced values (a list of them: "
+            "fnp.array(list) or fnp.stack(list); np.r_[...] and np.c_[...]: fnp.r_ and "
+            "fnp.c_), and x.at[i].set(v) builds an array instead of writing into a NumPy one "
+            "(np.empty then y[i] = ...). If a constant is intended, convert "
+            "fg.stop_gradient(x) with .tolist() or float().")
+
+
 def where(src):
     """' at file:line (function)' or '' when unknown."""
     return f" at {src.long()}" if src is not None else ""

@@ -22,20 +22,38 @@ from __future__ import annotations
 
 import operator
 import sys
+import threading
 
 import numpy as np
 
 from . import ir
 from ._config import config
-from ._errors import (ConcretizationError, DroppedDerivativeWarning, EscapedTracerError,
-                      MutationError, UnsupportedFunctionError, add_location,
-                      concretization_message, dropped_derivative_message, foreign_call_message,
+from ._errors import (INDEX_HINT, LIST_HINT, MASK_HINT, ConcretizationError,
+                      DroppedDerivativeWarning, EscapedTracerError, MutationError,
+                      UnsupportedFunctionError, add_location, concretization_message,
+                      dropped_derivative_message, float_array_message, foreign_call_message,
                       traceback_user_frame, user_decides, user_expression, user_frame, warn_at,
                       where)
 from .ir import Aval, Eqn, Lit, Program, Traced, Var
 from .primitives.base import FFT, FOREIGN_UFUNCS, LINALG, NAMESPACE
 
-__all__ = ["Trace", "Tracer", "trace_flat"]
+__all__ = ["Trace", "Tracer", "trace_flat", "RULE_GIVEN"]
+
+
+class _RuleGiven(threading.local):
+    """depth > 0 while a custom_vjp's fwd runs: the derivative of what it computes is the
+    user's bwd rule, so a Python number made there drops none (no DroppedDerivativeWarning).
+    `with RULE_GIVEN:` around the call."""
+    depth = 0
+
+    def __enter__(self):
+        self.depth += 1
+
+    def __exit__(self, *exc):
+        self.depth -= 1
+
+
+RULE_GIVEN = _RuleGiven()
 
 
 class Trace:
@@ -412,8 +430,8 @@ class Tracer(Traced):
         """The value, for a conversion to a Python number (or list of them): a floating-point
         value that carries a derivative loses it here, which is said (fg.config)."""
         value = self._value(what, "value")
-        if (self._var.aval.is_float and self._trace.carries_derivative(self._var)
-                and not user_decides()):          # (`if float(x) > tol:` drops nothing)
+        if (self._var.aval.is_float and not RULE_GIVEN.depth
+                and self._trace.carries_derivative(self._var) and not user_decides()):          # (`if float(x) > tol:` drops nothing)
             _dropped_derivative(self, what)
         return value
 
@@ -457,12 +475,13 @@ class Tracer(Traced):
         if self.dtype.kind in "iub":     # indices, a mask: values without a derivative
             value = self.known_value("value")
             if value is None:
-                raise self._concrete_error(what, _MASK_HINT if self.dtype.kind == "b"
-                                           else _INDEX_HINT)
+                raise self._concrete_error(what, MASK_HINT if self.dtype.kind == "b"
+                                           else INDEX_HINT)
             return np.array(value, dtype=dtype, copy=True)
         if self._trace.value_of(self._var) is not None:
-            raise ConcretizationError(_float_array_message(self))
-        raise self._concrete_error(what, _LIST_HINT)
+            raise ConcretizationError(float_array_message(
+                expr, user_frame(), self._trace.depends_on(self._var)))
+        raise self._concrete_error(what, LIST_HINT)
 
     # -- NumPy protocols ------------------------------------------------------------------------
     def __array_ufunc__(self, ufunc, method, *inputs, out=None, **kwargs):
@@ -506,31 +525,6 @@ class Tracer(Traced):
         if fn is func:         # NumPy's own function (a constructor from shapes): run its code
             return func._implementation(*args, **kwargs)     # without dispatching here again
         return fn(*args, **kwargs)
-
-
-_INDEX_HINT = (" To index a NumPy array `table` with traced integers `idx`, write "
-               "fnp.take(table, idx, axis=0): the same values as table[idx], read by a traced "
-               "gather that works for every index (here too) and stays compiled when the "
-               "indices change.")
-_LIST_HINT = (" A NumPy function given a list of traced values: use fnp.array(list) or "
-              "fnp.stack(list), or the fnp function; np.r_[...] and np.c_[...]: fnp.r_ and fnp.c_.")
-_MASK_HINT = (" To select with a traced mask, keep the shape: fnp.where(mask, table, 0.0) "
-              "(or a sum of fnp.where(mask, x, 0.0) for a masked total).")
-
-
-def _float_array_message(x):
-    """np.asarray of a traced floating-point value in a trace of one call: its value is
-    known, but a NumPy array of it would be a constant (no derivative, no later values)."""
-    deps = x._trace.depends_on(x._var)
-    dep = f" (it depends on argument {', '.join(map(repr, deps))})" if deps else ""
-    return (f"{user_expression() or 'np.asarray(x)'} makes a NumPy array of a traced "
-            f"floating-point value{dep}{where(user_frame())}: the array would be a constant, "
-            "without the derivative through it (under fg.grad) and fixed to this call's values "
-            "(under fg.jit). Keep it traced: fnp.asarray(x) and funcgrad.numpy's functions take "
-            "traced values (a list of them: fnp.array(list) or fnp.stack(list); np.r_[...] and "
-            "np.c_[...]: fnp.r_ and fnp.c_), and x.at[i].set(v) builds an array instead of "
-            "writing into a NumPy one (np.empty then y[i] = ...). If a constant is intended, "
-            "convert fg.stop_gradient(x) with .tolist() or float().")
 
 
 def _dropped_derivative(x, what):

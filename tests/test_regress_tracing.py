@@ -384,3 +384,12 @@ def test_out_axes_none_for_a_batched_output_is_an_error():
         fg.vmap(_outs, in_axes=(0, None), out_axes=None)(X3, W2)
     with pytest.raises(ValueError, match="does not match the outputs"):
         fg.vmap(_outs, in_axes=(0, None), out_axes=(0, None))(X3, W2)
+
+
+def test_a_python_number_in_a_custom_vjp_forward_drops_nothing():
+    """The derivative of a custom_vjp function is its bwd rule: float() in fwd is silent."""
+    f = fg.custom_vjp(lambda x: x * float(x))
+    f.defvjp(lambda x: (x * float(x), x), lambda x, g: (2.0 * x * g,))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert fg.grad(f)(3.0) == 6.0

@@ -24,7 +24,7 @@ from ..interpreter import eval_program
 from ..ir import Aval, Eqn, Program, Traced, Var, aval_of, current_trace
 from ..primitives.base import convert, define
 from ..primitives.special import custom_vjp_p, pure_callback_p, remat_barrier, stop_gradient_p
-from ..tracer import trace_flat
+from ..tracer import RULE_GIVEN, trace_flat
 from ..transforms.vjp import active_vars, backward_pass, forward_pass, vjp_program
 from ..tree_util import keystr, tree_flatten, tree_flatten_with_path, tree_map, tree_unflatten
 
@@ -158,7 +158,8 @@ class custom_vjp:
             return self.fun(*args)          # plain call, or fwd calling the function itself
         self._in_fwd = True
         try:
-            out, res = self.fwd(*args)
+            with RULE_GIVEN:            # (bwd gives the derivative: float() in fwd drops none)
+                out, res = self.fwd(*args)
         finally:
             self._in_fwd = False
         out_leaves, out_tree = tree_flatten(out)
