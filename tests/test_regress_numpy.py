@@ -416,3 +416,78 @@ def test_hypot_at_the_origin_has_derivative_zero():
         np.testing.assert_allclose(gx, [0.0, 0.6, 0.0, 1.0])
         np.testing.assert_allclose(gy, [0.0, -0.8, 1.0, 0.0])
     check_grads(g, (np.array([0.3, -1.0]), np.array([0.4, 2.0])), order=2)
+
+
+# ---- 10. .at[idx].set(v) with repeated indices: the write that won gets the cotangent ---------
+
+from hypothesis import HealthCheck, given, settings, strategies as st  # noqa: E402
+
+_W = np.array([1.0, -2.0, 3.0, 0.5, 4.0])            # loss weights on the 5 positions
+
+
+def _set_loss(x, v, idx):
+    return fnp.sum(x.at[idx].set(v) * _W)
+
+
+def _reference(x, v, idx):
+    """NumPy's assignment (the last write wins) and the gradient that follows it."""
+    out = x.copy()
+    out[idx] = v
+    pos = np.asarray(idx) % len(x)
+    last = {p: k for k, p in enumerate(pos)}
+    gv = np.array([_W[p] if last[p] == k else 0.0 for k, p in enumerate(pos)])
+    gx = np.where(np.isin(np.arange(len(x)), pos), 0.0, _W)
+    return out, gx, gv
+
+
+def test_set_with_repeated_indices_routes_the_cotangent_to_the_last_write():
+    x, v, idx = np.arange(1.0, 6.0), np.array([0.1, 0.2, 0.3, 0.4, 0.5]), np.array([0, 2, 0, 1, 2])
+    out, gx, gv = _reference(x, v, idx)
+    np.testing.assert_array_equal(gv, [0.0, 0.0, 1.0, -2.0, 3.0])
+    for idx_traced in (False, True):
+        f = (lambda x, v, i: _set_loss(x, v, i)) if idx_traced else \
+            (lambda x, v, i: _set_loss(x, v, idx))
+        for got in _three_modes(f, (x, v, idx), argnums=(0, 1)):
+            np.testing.assert_array_equal(got[0], gx)
+            np.testing.assert_array_equal(got[1], gv)
+    # forward mode and second order follow the same write
+    _, tangent = fg.jvp(lambda x, v: x.at[idx].set(v), (x, v), (np.zeros(5), np.arange(1.0, 6.0)))
+    np.testing.assert_array_equal(tangent, [3.0, 4.0, 5.0, 0.0, 0.0])
+    check_grads(lambda x, v: fnp.sum(x.at[idx].set(v * v) ** 2), (x, v), order=2)
+
+
+_compiled_set = fg.jit(fg.value_and_grad(_set_loss, argnums=(0, 1)))
+_compiled_fwd = fg.jit(lambda x, v, i: x.at[i].set(v))
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=list(HealthCheck))
+@given(st.lists(st.integers(-5, 4), min_size=7, max_size=7),
+       st.lists(st.floats(-3, 3), min_size=7, max_size=7))
+def test_set_with_random_repeated_indices_compiled_equals_interpreted(idx, v):
+    idx, v, x = np.array(idx), np.array(v), np.linspace(-1.0, 1.0, 5)
+    out, gx, gv = _reference(x, v, idx)
+    np.testing.assert_array_equal(evaluate(lambda x, v, i: x.at[i].set(v), x, v, idx), out)
+    np.testing.assert_array_equal(_compiled_fwd(x, v, idx), out)
+    interpreted = fg.value_and_grad(_set_loss, argnums=(0, 1))(x, v, idx)
+    compiled = _compiled_set(x, v, idx)
+    for got in (interpreted, compiled):
+        np.testing.assert_allclose(got[0], np.sum(out * _W), rtol=1e-12, atol=1e-14)
+        np.testing.assert_array_equal(got[1][0], gx)
+        np.testing.assert_array_equal(got[1][1], gv)
+
+
+@settings(max_examples=6, deadline=None, suppress_health_check=list(HealthCheck))
+@given(st.lists(st.integers(0, 3), min_size=6, max_size=6))
+def test_set_with_constant_repeated_indices_2d_compiled_equals_interpreted(rows):
+    """Constant index arrays (the mask is computed while tracing) on a 2-D array, with a slice."""
+    x, idx = np.arange(12.0).reshape(4, 3), np.array(rows)
+    w = np.arange(1.0, 13.0).reshape(4, 3)
+    v = np.linspace(0.5, 3.0, 18).reshape(6, 3)
+    f = lambda x, v: fnp.sum(x.at[idx, :].set(v) * w)     # noqa: E731
+    ref = x.copy()
+    ref[idx, :] = v
+    last = {r: k for k, r in enumerate(rows)}
+    gv = np.stack([w[r] if last[r] == k else np.zeros(3) for k, r in enumerate(rows)])
+    for g in (fg.grad(f, argnums=1)(x, v), fg.jit(fg.grad(f, argnums=1))(x, v)):
+        np.testing.assert_array_equal(g, gv)
+    np.testing.assert_array_equal(fg.jit(lambda x, v: x.at[idx, :].set(v))(x, v), ref)

@@ -187,6 +187,8 @@ arccos = _ufunc(np.arccos, lambda ct, x, *, out: (-ct / sqrt(1.0 - x * x),), dom
 arctan = _ufunc(np.arctan, lambda ct, x, *, out: (ct / (1.0 + x * x),))
 arctan2 = _ufunc(np.arctan2, lambda ct, y, x, *, out: (ct * x / (x * x + y * y),
                                                        -ct * y / (x * x + y * y)), singular=True)
+
+
 def _hypot_vjp(ct, x, y, *, out):
     """(x, y) / hypot(x, y); at x = y = 0, where hypot has no derivative, 0 for both: the
     minimum-norm subgradient, as abs(0) and the 2-norm at 0 (docs/conventions.md)."""

@@ -5,7 +5,8 @@ and placeholders for index arrays); the index arrays themselves (constants or tr
 are operands, so NumPy's full indexing semantics apply, with traced indices too. Boolean masks
 must be concrete (they become integer index arrays); constant indices are bounds-checked while
 tracing, so an out-of-range index is an IndexError at the user's line.
-Gradient convention: x.at[idx].set(v) with repeated indices gives every repeat the cotangent;
+Gradient convention: x.at[idx].set(v) with repeated indices gives the cotangent to the write
+that won (the last, as NumPy's assignment; the others get 0), in every mode;
 x.at[idx].multiply(v) assumes each index appears once.
 
 shape.py builds on this module (concatenate's rule slices): a list index holding traced values
@@ -22,6 +23,7 @@ from .._errors import ConcretizationError, MutationError, user_frame, where
 from ..ir import Aval, Traced, aval_of
 from ..tree_util import tree_leaves
 from .base import as_array, batched, broadcast_to, convert, define, export, full
+from .elementwise import where as select
 
 _NEW, _ARR = ("new",), ("arr",)
 
@@ -196,6 +198,25 @@ def _scatter_abstract(x, u, *idx, spec, mode):
     return x
 
 
+def _winning_writes(x, u, idx, spec):
+    """Where u's writes survive in x.at[idx].set(u) (a boolean array of u's shape), or None
+    when every one does. With repeated positions the last write wins (NumPy's assignment, and
+    the compiled loops in the same order); which one that is comes from scattering the writes'
+    numbers with this same primitive, so it follows the forward pass in every mode: with
+    constant indices in NumPy while tracing (no repeats: nothing added to the program), with
+    traced indices as two more equations."""
+    if not idx:                        # slices and integers address each element once
+        return None
+    ua, xa = aval_of(u), aval_of(x)
+    ids = np.arange(ua.size, dtype=np.intp).reshape(ua.shape)
+    if not any(isinstance(i, Traced) for i in idx):
+        last = _scatter_impl(np.full(xa.shape, -1, np.intp), ids, *idx, spec=spec, mode="set")
+        won = np.asarray(last[_build(spec, idx)] == ids)
+        return None if won.all() else won
+    last = scatter_p.bind(full(xa.shape, -1, np.intp), ids, *idx, spec=spec, mode="set")
+    return gather_p.bind(last, *idx, spec=spec) == ids
+
+
 def _scatter_vjp(ct, x, u, *idx, out, spec, mode):
     nones = (None,) * len(idx)
     if mode == "add":
@@ -203,7 +224,9 @@ def _scatter_vjp(ct, x, u, *idx, out, spec, mode):
     if mode == "set":
         cleared = scatter_p.bind(ct, full(aval_of(u).shape, 0, aval_of(ct).dtype), *idx,
                                  spec=spec, mode="set")
-        return (cleared, gather_p.bind(ct, *idx, spec=spec)) + nones
+        won = _winning_writes(x, u, idx, spec)
+        ct_u = gather_p.bind(ct, *idx, spec=spec)
+        return (cleared, ct_u if won is None else select(won, ct_u, 0.0)) + nones
     factor = scatter_p.bind(full(aval_of(x).shape, 1, aval_of(ct).dtype), u, *idx, spec=spec,
                             mode="mul")
     return (ct * factor, gather_p.bind(ct * x, *idx, spec=spec)) + nones
