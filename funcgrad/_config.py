@@ -24,6 +24,11 @@ class Config:
       math.sin(x), x.item(), writing x into a NumPy array), so its derivative is dropped.
       "warn" gives a DroppedDerivativeWarning at your line, "error" raises
       ConcretizationError there, "ignore" says nothing.
+    - `unconverged_derivative` ("warn", "nan" or "ignore"; default "warn"): the implicit
+      derivative of fg.optimize's minimize, root or least_squares is asked for, but the
+      solver did not converge, so the condition the derivative relies on does not hold.
+      "warn" gives an UnconvergedDerivativeWarning at your line, "nan" makes the derivative
+      NaN, "ignore" returns it silently. Read when the derivative is traced.
 
         >>> fg.config.dropped_derivative
         'warn'
@@ -85,3 +90,6 @@ class Config:
 config = Config()
 config.define("dropped_derivative", "warn", ("warn", "error", "ignore"),
               "a value being differentiated converted to a Python float: warn, raise, or say nothing")
+config.define("unconverged_derivative", "warn", ("warn", "nan", "ignore"),
+              "the implicit derivative of an optimizer that did not converge: warn, NaN, or "
+              "say nothing")

@@ -3,11 +3,15 @@ fg.scipy, fg.odeint, fg.dask): dtypes of gradients and optimizer states, implici
 that do not hold (no convergence, active bounds), integer starting points, ODE tolerances and
 step limits, empty Dask chunks, trust-constr, lu_solve's pivots, Student's t at large df; and
 the class test of every entry point against SciPy on integer, float32, 0-d and pytree inputs."""
+import warnings
+
 import numpy as np
 import pytest
+from conftest import check_grads
 
 import funcgrad as fg
 import funcgrad.numpy as fnp
+from funcgrad.optimize.convergence import UnconvergedDerivativeWarning
 
 OPTIMIZERS = ["sgd", "adam", "adamw", "rmsprop", "adagrad", "lion"]
 
@@ -125,3 +129,87 @@ def test_odeint_integer_y0_under_grad():
 def test_odeint_refuses_a_complex_state():
     with pytest.raises(TypeError, match="y0 must be real"):
         fg.odeint(lambda y, t: -1j * y, np.array([1.0 + 0j]), T3)
+
+
+# ---- 2. the implicit derivative of a run that did not converge warns, or is NaN ------------
+
+def _rosen(x, a):
+    return (a - x[0]) ** 2 + 100 * (x[1] - x[0] ** 2) ** 2
+
+
+def _cube(x, a):
+    return x ** 3 - a
+
+
+_T5 = np.linspace(0.0, 1.0, 5)
+
+
+def _decay(p, y):
+    return p[0] * fnp.exp(-p[1] * _T5) - y
+
+
+SOLVES = {   # name: (loss of the solution's x as a function of the parameter, its value, limit;
+            # the limit 100 lets each converge)
+    "minimize": (lambda a, n: fnp.sum(fg.optimize.minimize(_rosen, np.zeros(2), args=(a,),
+                                                           maxiter=n).x), 1.0, 2),
+    "root": (lambda a, n: fnp.sum(fg.optimize.root(_cube, np.ones(2), args=(a,), maxiter=n).x),
+             np.array([2.0, 3.0]), 2),
+    "least_squares": (lambda y, n: fnp.sum(fg.optimize.least_squares(
+        _decay, np.ones(2), args=(y,), max_nfev=n).x), 2.0 * np.exp(-1.5 * _T5), 2),
+}
+
+
+@pytest.mark.parametrize("name", sorted(SOLVES))
+def test_unconverged_implicit_derivative_warns_at_the_user_line(name):
+    loss, a, limit = SOLVES[name]
+    with pytest.warns(UnconvergedDerivativeWarning, match="did not converge") as got:
+        fg.grad(lambda a: loss(a, limit))(a)
+    assert got[0].filename == __file__ and got[0].lineno == loss.__code__.co_firstlineno
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UnconvergedDerivativeWarning)
+        fg.grad(lambda a: loss(a, 100))(a)                         # converged: silent
+
+
+@pytest.mark.parametrize("name", sorted(SOLVES))
+def test_unconverged_implicit_derivative_is_nan_under_the_option(name):
+    loss, a, limit = SOLVES[name]
+    with fg.config.override(unconverged_derivative="nan"):
+        assert np.all(np.isnan(fg.grad(lambda a: loss(a, limit))(a)))
+        assert np.all(np.isnan(fg.jit(fg.grad(lambda a: loss(a, limit)))(a)))
+        assert np.all(np.isnan(fg.jvp(lambda a: loss(a, limit), (a,), (np.ones_like(a),))[1]))
+        assert np.all(np.isfinite(fg.grad(lambda a: loss(a, 100))(a)))       # converged
+
+
+def test_unconverged_implicit_derivative_warns_when_compiled():
+    loss, a, limit = SOLVES["minimize"]
+    with pytest.warns(UnconvergedDerivativeWarning):
+        fg.jit(fg.grad(lambda a: loss(a, limit)))(a)
+
+
+# ---- 3. minimize(bounds=...): variables held at a bound have derivative 0 -------------------
+
+def _bounded_argmin(a):
+    f = lambda x, a: fnp.sum((x - a) ** 2) + 0.3 * x[0] * x[2]
+    return fg.optimize.minimize(f, np.zeros(3), args=(a,),
+                                bounds=[(0.0, 1.0), (0.0, 5.0), (-1.0, 0.5)]).x
+
+
+def test_bounded_minimizer_derivative_is_zero_at_active_bounds():
+    a = np.array([2.0, 3.0, -2.0])          # x0 held at 1, x2 at -1, x1 free
+    x = _bounded_argmin(a)
+    np.testing.assert_allclose(x, [1.0, 3.0, -1.0], atol=1e-8)
+    J = fg.jacrev(_bounded_argmin)(a)
+    eps = 1e-6
+    fd = np.stack([(_bounded_argmin(a + eps * e) - _bounded_argmin(a - eps * e)) / (2 * eps)
+                   for e in np.eye(3)], axis=1)
+    np.testing.assert_allclose(J, fd, atol=1e-6)
+    np.testing.assert_allclose(J, np.diag([0.0, 1.0, 0.0]), atol=1e-12)
+    np.testing.assert_allclose(fg.jacfwd(_bounded_argmin)(a), J, atol=1e-12)
+
+
+def test_bounded_minimizer_with_a_free_coupled_block_checks_against_fd():
+    def argmin(a):        # x0 at its upper bound 1; x1, x2 free and coupled to x0
+        f = lambda x, a: (fnp.sum((x - a) ** 2) + 0.4 * x[0] * x[1] + 0.2 * x[1] * x[2])
+        return fg.optimize.minimize(f, np.zeros(3), args=(a,), tol=1e-10,
+                                    bounds=[(-1.0, 1.0), (-9.0, 9.0), (-9.0, 9.0)]).x
+    check_grads(argmin, (np.array([2.0, 0.5, -0.3]),), order=1, atol=1e-5)

@@ -20,10 +20,10 @@ from ..api.gradients import grad
 from ..api.jit import jit
 from ..flatten_util import float_leaves, ravel_pytree
 from ..higher_order.custom import stop_gradient
-from ..higher_order.implicit import custom_root
 from ..higher_order.loops import while_loop
 from ..ir import Traced
 from ..tree_util import tree_leaves
+from .convergence import implicit_solution
 from .runners import as_float64, cached_runner, tree_signature
 
 __all__ = ["root", "least_squares"]
@@ -38,9 +38,12 @@ _LSQ_MESSAGES = {0: "Maximum number of iterations reached.",
 
 
 def _dense_solve(g, y):
-    """Solve g(x) = y for a linear function g by materialising its matrix (small systems)."""
+    """Solve g(x) = y for a linear function g by materialising its matrix (small systems); a
+    y with NaN gives NaN (a compiled solve would refuse it)."""
     n = y.shape[0]
-    return fnp.linalg.solve(fnp.stack([g(e) for e in np.eye(n)], axis=1), y)
+    finite = fnp.all(fnp.isfinite(y))
+    x = fnp.linalg.solve(fnp.stack([g(e) for e in np.eye(n)], axis=1), fnp.where(finite, y, 0.0))
+    return fnp.where(finite, x, np.nan)
 
 
 def _flat(fun, x0, args):
@@ -91,10 +94,9 @@ def root(fun, x0, args=(), *, method="newton", tol=1e-10, maxiter=100, xtol=1e-1
                         make)
 
     if _traced(args):
-        def solve(G, x_init):
-            return run(stop_gradient(x_init), args)[0]
-        x = custom_root(lambda x: F(x, *args), flat0, solve, _dense_solve)
-        return OptimizeResult(x=unravel(x), fun=F(x, *args), success=None,
+        x, *_, status, _ = run(flat0, stop_gradient(args))
+        x = implicit_solution(F, args, x, status == 1, "fg.optimize.root", _dense_solve)
+        return OptimizeResult(x=unravel(x), fun=F(x, *args), status=status, success=None,
                               message="traced: the solution is differentiated implicitly")
     x, f, nit, nfev, njev, status, hist = run(flat0, tuple(args))
     status = int(status)
@@ -177,11 +179,12 @@ def least_squares(fun, x0, args=(), *, method="lm", ftol=1e-8, xtol=1e-8, gtol=1
                               _structure(x0)), make)
 
     if _traced(args):
-        def solve(G, x_init):
-            return run(stop_gradient(x_init), args)[0]
-        cost = lambda x: 0.5 * fnp.sum(r_of(x, *args) ** 2)
-        x = custom_root(lambda x: grad(cost)(x), flat0, solve, _dense_solve)
-        return OptimizeResult(x=unravel(x), cost=cost(x), fun=r_of(x, *args), success=None,
+        x, *_, status, _ = run(flat0, stop_gradient(args))
+        cost = lambda x, *a: 0.5 * fnp.sum(r_of(x, *a) ** 2)
+        x = implicit_solution(grad(cost), args, x, status > 0, "fg.optimize.least_squares",
+                              _dense_solve)
+        return OptimizeResult(x=unravel(x), cost=cost(x, *args), fun=r_of(x, *args),
+                              status=status, success=None,
                               message="traced: the solution is differentiated implicitly")
     x, rx, J, g, cost, nfev, status, hist = run(flat0, tuple(args))
     status = int(status)

@@ -13,7 +13,10 @@ are held there, and trial points are clipped into the box (an L-BFGS-B-like sche
 SciPy's Cauchy-point method, so iteration counts can differ from L-BFGS-B's on bounded
 problems). `history=True` adds `res.history`: the value and gradient norm at every iterate.
 Called under fg.grad / fg.jvp with traced `args`, the minimiser is differentiated implicitly
-(through grad f(x*, args) = 0, fg.custom_root), never through the iterations.
+(through grad f(x*, args) = 0, fg.custom_root), never through the iterations; a variable held
+at a bound has derivative 0 (the reduced system on the free ones), and the derivative of a run
+that did not converge warns, or is NaN under fg.config.unconverged_derivative = "nan"
+(convergence.py).
 """
 from __future__ import annotations
 
@@ -26,10 +29,11 @@ from ..api.gradients import grad, value_and_grad
 from ..api.jit import jit
 from ..flatten_util import float_leaves, ravel_pytree
 from ..higher_order.custom import stop_gradient
-from ..higher_order.implicit import custom_root
+from ..higher_order.implicit import custom_linear_solve
 from ..higher_order.loops import fori_loop, while_loop
 from ..ir import Traced
 from ..tree_util import tree_leaves
+from .convergence import implicit_solution
 from .line_search import strong_wolfe
 from .runners import as_float64, cached_runner, tree_signature
 
@@ -177,37 +181,63 @@ def _loop(vg, x0, method, m, maxiter, gtol, ftol, maxls, lo, hi, history, hvp=No
 
 def _cg_solve(matvec, b, maxiter=None):
     """Conjugate gradients for a symmetric positive definite matvec (the Hessian at a
-    minimum), to a relative residual of 1e-12."""
+    minimum), to a relative residual of 1e-12. (The divisions are guarded for a run that has
+    converged: batched by vmap, as in jacrev, it keeps stepping while others have not.)"""
     tol2 = 1e-24 * fnp.sum(b * b)
 
     def body(c):
         x, r, p, rr, k = c
         ap = matvec(p)
-        alpha = rr / fnp.sum(p * ap)
+        pap = fnp.sum(p * ap)
+        alpha = rr / fnp.where(pap == 0, 1.0, pap)
         x, r = x + alpha * p, r - alpha * ap
         rr_new = fnp.sum(r * r)
-        return x, r, r + (rr_new / rr) * p, rr_new, k + 1
+        return x, r, r + (rr_new / fnp.where(rr == 0, 1.0, rr)) * p, rr_new, k + 1
     limit = 10 * b.shape[0] if maxiter is None else maxiter
     x, *_ = while_loop(lambda c: (c[3] > tol2) & (c[4] < limit), body,
                        (fnp.zeros_like(b), b, b, fnp.sum(b * b), np.int64(0)))
-    return x
+    return fnp.where(fnp.isfinite(tol2), x, np.nan)     # (a NaN b stops the loop at once)
+
+
+def _hessian_solve(matvec, b):
+    """The tangent solve of minimize's implicit derivative: conjugate gradients, itself
+    differentiated as a linear solve (fg.custom_linear_solve), not through its iterations (a
+    run that converges early at one right-hand side has the wrong derivative there)."""
+    return custom_linear_solve(matvec, b, _cg_solve, symmetric=True)
+
+
+def _optimality(f_flat, lo, hi):
+    """The condition the minimiser x* satisfies, as F(x, *args) = 0 with a symmetric
+    Jacobian: grad f = 0 for the free variables; x = its bound for those held at a bound with
+    the gradient pointing outward (the active set, taken at x* and held fixed), whose
+    derivative is then 0. The free rows see the active variables at their bounds, so dF/dx is
+    the Hessian on the free set and the identity on the active one (the reduced system
+    conjugate gradients solve)."""
+    g = lambda x, *args: grad(f_flat)(x, *args)
+    if lo is None:
+        return g
+
+    def F(x, *args):
+        g0 = stop_gradient(g(x, *args))
+        at_lo, at_hi = (x <= lo) & (g0 > 0), (x >= hi) & (g0 < 0)
+        active = stop_gradient(at_lo | at_hi)
+        bound = fnp.where(at_lo, lo, hi)
+        return fnp.where(active, x - bound, g(fnp.where(active, bound, x), *args))
+    return F
 
 
 def _differentiable(f_flat, run, flat0, lo, hi, args, unravel):
     """minimize under a transform (args traced): the minimiser found by the compiled loop,
-    differentiated implicitly through grad f(x*, args) = 0 (fg.custom_root), not through the
-    iterations. Bounds active at the solution are not accounted for in the derivative."""
-    out = {}
-
-    def solve(F, x0):
-        x, f, g, nit, nfev, nhev, status, hist = run(stop_gradient(x0), lo, hi, args)
-        out.update(nit=nit, nfev=nfev, status=status)
-        return x
-    x = custom_root(lambda x: grad(f_flat)(x, *args), flat0, solve, _cg_solve)
+    differentiated implicitly through its optimality condition (_optimality: a variable at an
+    active bound has derivative 0), not through the iterations; the derivative of a run that
+    did not converge warns or is NaN (convergence.py)."""
+    x, f, g, nit, nfev, nhev, status, hist = run(flat0, lo, hi, stop_gradient(args))
+    ok = (status == 1) | (status == 2) | (status == 4)
+    x = implicit_solution(_optimality(f_flat, lo, hi), args, x, ok, "fg.optimize.minimize",
+                          _hessian_solve)
     f, g = value_and_grad(f_flat)(x, *args)
-    return OptimizeResult(x=unravel(x), fun=f, jac=unravel(g), nit=out["nit"], nfev=out["nfev"],
-                          njev=out["nfev"], status=out["status"], success=None,
-                          message="traced: see status")
+    return OptimizeResult(x=unravel(x), fun=f, jac=unravel(g), nit=nit, nfev=nfev, njev=nfev,
+                          status=status, success=None, message="traced: see status")
 
 
 def _bounds(bounds, n):
