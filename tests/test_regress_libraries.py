@@ -213,3 +213,47 @@ def test_bounded_minimizer_with_a_free_coupled_block_checks_against_fd():
         return fg.optimize.minimize(f, np.zeros(3), args=(a,), tol=1e-10,
                                     bounds=[(-1.0, 1.0), (-9.0, 9.0), (-9.0, 9.0)]).x
     check_grads(argmin, (np.array([2.0, 0.5, -0.3]),), order=1, atol=1e-5)
+
+
+# ---- 6. odeint: outputs not reached have NaN derivatives; tolerances validated -------------
+
+T_FAR = np.array([0.0, 0.5, 10.0, 20.0])
+
+
+def _decay_loss(k, upto):
+    """the sum of the solution at T_FAR[:upto] (12 steps reach t = 0.5, not 10)"""
+    return fnp.sum(fg.odeint(lambda y, t, k: -k * y, np.array([1.0]), T_FAR, k,
+                             max_steps=12)[:upto])
+
+
+@pytest.mark.parametrize("transform", ["grad", "jit", "jvp"])
+def test_odeint_max_steps_gives_nan_derivative_not_zero(transform):
+    if transform == "jvp":
+        value, g = fg.jvp(lambda k: _decay_loss(k, 4), (1.0,), (1.0,))
+    else:
+        vg = fg.value_and_grad(lambda k: _decay_loss(k, 4))
+        value, g = (fg.jit(vg) if transform == "jit" else vg)(1.0)
+    assert np.isnan(value) and np.isnan(g)
+
+
+def test_odeint_max_steps_keeps_the_derivative_of_the_outputs_reached():
+    value, g = fg.value_and_grad(lambda k: _decay_loss(k, 2))(1.0)
+    np.testing.assert_allclose(value, 1 + np.exp(-0.5), rtol=1e-7)
+    np.testing.assert_allclose(g, -0.5 * np.exp(-0.5), rtol=1e-6)
+
+
+@pytest.mark.parametrize("kw,match", [({"rtol": -1.0}, "rtol must be non-negative"),
+                                      ({"atol": -1e-9}, "atol must be non-negative"),
+                                      ({"rtol": np.nan}, "rtol must be non-negative"),
+                                      ({"atol": np.ones(1)}, "atol must be a number"),
+                                      ({"max_steps": 0}, "max_steps must be at least 1")])
+def test_odeint_refuses_bad_tolerances(kw, match):
+    with pytest.raises(ValueError, match=match):
+        fg.odeint(lambda y, t: -y, np.array([1.0]), T3, **kw)
+
+
+def test_odeint_raises_a_tiny_rtol_as_scipy_does():
+    with pytest.warns(UserWarning, match="rtol=0.0 is too small") as got:
+        ys = fg.odeint(lambda y, t: -y, np.array([1.0]), T3, rtol=0.0, atol=1e-12)
+    assert got[0].filename == __file__
+    np.testing.assert_allclose(ys[-1], np.exp(-2.0), rtol=1e-10)

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._errors import FuncgradError
+from .. import numpy as fnp
+from .._errors import FuncgradError, user_frame, warn_at
 from ..api.jit import jit
 from ..flatten_util import float_leaves, ravel_pytree
 from ..ir import Traced
@@ -62,7 +63,9 @@ def odeint(func, y0, t, *args, rtol=1.4e-8, atol=1.4e-8, method="dopri5", max_st
     Failure is never silent: the solver stops after `max_steps` steps in all, or when the
     step size falls below 10 eps |t| (a stiff problem for an explicit method); called
     directly, odeint raises ODEError, and under a transform the outputs it did not reach are
-    NaN. `full_output=True` returns (ys, info) instead, with info["status"] (0: success),
+    NaN, and so are their derivatives. rtol and atol must be non-negative numbers (else
+    ValueError); an rtol below 100 eps is raised to that with a warning (solve_ivp's rule).
+    `full_output=True` returns (ys, info) instead, with info["status"] (0: success),
     info["message"], info["nsteps"] (attempted steps), info["nrejected"], info["nfev"].
 
         >>> decay = lambda y, t, k: -k * y
@@ -87,6 +90,9 @@ def odeint(func, y0, t, *args, rtol=1.4e-8, atol=1.4e-8, method="dopri5", max_st
         raise TypeError(f"odeint: y0 must be real (its values are {np.dtype(flat0.dtype).name}); "
                         "solve a complex system as a real one of twice the size, its real and "
                         "imaginary parts stacked")
+    rtol, atol = _tolerances(rtol, atol)
+    if int(max_steps) < 1:
+        raise ValueError(f"odeint: max_steps must be at least 1, got {max_steps!r}")
     leaves = tree_leaves((y0, t, args, rtol, atol))
     traced = any(isinstance(x, Traced) for x in leaves)
     if not traced:
@@ -143,6 +149,32 @@ def odeint(func, y0, t, *args, rtol=1.4e-8, atol=1.4e-8, method="dopri5", max_st
     info = {"status": status, "nsteps": steps, "nrejected": rejected, "nfev": evals,
             "message": solvers.MESSAGES[status] if isinstance(status, int) else None}
     return out, info
+
+
+_MIN_RTOL = 100 * float(np.finfo(np.float64).eps)
+
+
+def _tolerances(rtol, atol):
+    """SciPy's solve_ivp rules: atol and rtol non-negative numbers (a ValueError; solve_ivp
+    raises for atol and clamps a negative rtol), an rtol below 100 eps raised to that with a
+    warning (solve_ivp's). Traced tolerances are only clamped."""
+    for name, value in (("rtol", rtol), ("atol", atol)):
+        if isinstance(value, Traced):
+            continue
+        if np.ndim(value) != 0:
+            raise ValueError(f"odeint: {name} must be a number, got an array of shape "
+                             f"{np.shape(value)} (per-component tolerances are not supported)")
+        if not float(value) >= 0:
+            raise ValueError(f"odeint: {name} must be non-negative, got {value!r}: the local "
+                             "error of each step is kept below atol + rtol |y|")
+    if isinstance(rtol, Traced):
+        return fnp.maximum(rtol, _MIN_RTOL), atol
+    if float(rtol) < _MIN_RTOL:
+        warn_at(user_frame(), f"odeint: rtol={rtol!r} is too small for float64 arithmetic: "
+                f"using rtol = {_MIN_RTOL:.3g} (100 eps, as scipy.integrate.solve_ivp does)",
+                UserWarning)
+        rtol = _MIN_RTOL
+    return rtol, atol
 
 
 def _flat_rhs(func, unravel, args, n):

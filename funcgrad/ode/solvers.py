@@ -153,7 +153,9 @@ def adaptive(fy, y0, ts, rtol, atol, stepper, max_steps, first_step=None, max_st
         t, _, _, _, tp, yp, hp, q, *_ = c
         theta = (target - tp) / fnp.where(hp > 0, hp, 1.0)
         y_out = yp + hp * (theta * (q[0] + theta * (q[1] + theta * (q[2] + theta * q[3]))))
-        return c, fnp.where(t >= target, y_out, np.nan)
+        # not reached: NaN, and so is its derivative (a quotient by NaN, not a where that
+        # would give it derivative 0); a zero cotangent still contributes 0 (strong zero)
+        return c, y_out / fnp.where(t >= target, 1.0, np.nan)
 
     c, ys = scan(interval, init, ts[1:])
     return fnp.concatenate([y0[None], ys]), c[10], c[8], c[9]
