@@ -491,3 +491,41 @@ def test_set_with_constant_repeated_indices_2d_compiled_equals_interpreted(rows)
     for g in (fg.grad(f, argnums=1)(x, v), fg.jit(fg.grad(f, argnums=1))(x, v)):
         np.testing.assert_array_equal(g, gv)
     np.testing.assert_array_equal(fg.jit(lambda x, v: x.at[idx, :].set(v))(x, v), ref)
+
+
+# ---- 11. complex Python scalar exponents ------------------------------------------------------
+
+COMPLEX_EXPONENTS = [1 + 1j, 2j, 0.5j, -0.5j, 2 + 0j, -1 + 0j, 3 + 0j, 0.5 + 0j]
+
+
+def _bits(a):
+    return np.asarray(a).view(np.float64)
+
+
+@pytest.mark.parametrize("c", COMPLEX_EXPONENTS)
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")
+def test_complex_scalar_exponent_is_numpys(c):
+    z = np.array([1 + 2j, -0.5 + 0.3j, 0j, -2 + 0j, 3 + 0j])
+    x = np.array([0.5, 2.0, -1.5, 0.0, -0.0])            # a real base becomes complex
+    for a in (z, x):
+        want = a ** c
+        for got in (evaluate(lambda a: a ** c, a), fg.jit(lambda a: a ** c)(a),
+                    evaluate(lambda a: fnp.power(a, c), a)):
+            assert got.dtype == want.dtype
+            np.testing.assert_array_equal(_bits(got), _bits(want))      # bit for bit
+    np.testing.assert_array_equal(_bits(fg.jit(lambda t: c ** t)(x)), _bits(c ** x))
+
+
+@pytest.mark.parametrize("c", [1 + 1j, 2j, 0.5j, 2 + 0j])
+def test_complex_scalar_exponent_derivatives(c):
+    z, x = np.array([1 + 2j, -0.5 + 0.3j]), np.array([0.5, 2.0, -1.5])
+    want = c * z ** (c - 1)
+    f = lambda z: fnp.sum(z ** c)                         # noqa: E731
+    np.testing.assert_allclose(fg.grad(f, holomorphic=True)(z), want, rtol=1e-13)
+    np.testing.assert_allclose(fg.jit(fg.grad(f, holomorphic=True))(z), want, rtol=1e-13)
+    check_grads(lambda z: z ** c, (z,), order=2)
+    check_grads(lambda x: x ** c, (x,), order=2)         # real in, complex out
+    np.testing.assert_allclose(np.diag(fg.jacfwd(lambda x: x ** c)(x)),
+                               c * x.astype(complex) ** (c - 1), rtol=1e-13)
+    g = fg.grad(lambda x: fnp.sum(fnp.real(x ** c)))(x)
+    np.testing.assert_allclose(g, np.real(c * x.astype(complex) ** (c - 1)), rtol=1e-13)

@@ -92,12 +92,14 @@ def power(x1, x2):
     """np.power / the ** operator. A constant integral exponent (x ** 2, x ** -1.0) becomes
     `integer_pow`, whose derivative y * x**(y-1) is exact for negative x too; a constant
     exponent of 0.5 becomes sqrt, as NumPy computes a scalar exponent ((-inf) ** 0.5 is nan,
-    while an array of exponents goes through C's pow, where it is inf).
+    while an array of exponents goes through C's pow, where it is inf). A complex exponent
+    (z ** (1 + 1j), x ** 0.5j) is NumPy's complex power: a real base becomes complex.
 
         >>> fnp.power(x, 3)
     """
     if (isinstance(x1, Traced) and not isinstance(x2, Traced) and np.ndim(x2) == 0
-            and np.isfinite(x2) and float(x2) == int(x2) and abs(int(x2)) <= 64):
+            and np.isrealobj(x2) and np.isfinite(x2) and float(x2) == int(x2)
+            and abs(int(x2)) <= 64):
         dt = resolve_ufunc(np.power, (dtype_or_pytype(x1), dtype_or_pytype(x2)))[1]
         n = int(x2)
         if n == 0:
