@@ -94,8 +94,13 @@ class DataParallel:
         chunks, rows = self._split(args)
         kernel = dask.delayed(self.kernel, traverse=False)
         total = sum(rows)
-        weights = [1.0 if self.reduction == "sum" else n / total for n in rows]
-        parts = [dask.delayed(_chunk, pure=True)(kernel, w, *c) for w, c in zip(weights, chunks)]
+        # an empty chunk contributes nothing (the mean of its no rows would be NaN); data with
+        # no rows at all runs once, as the loss would on it in memory
+        kept = [i for i, n in enumerate(rows) if n] or [0]
+        weights = [1.0 if self.reduction == "sum" or not total else rows[i] / total
+                   for i in kept]
+        parts = [dask.delayed(_chunk, pure=True)(kernel, w, *chunks[i])
+                 for w, i in zip(weights, kept)]
         while len(parts) > 1:          # pairwise, in chunk order: the same sums everywhere
             parts = [dask.delayed(_add, pure=True)(parts[i], parts[i + 1]) if i + 1 < len(parts)
                      else parts[i] for i in range(0, len(parts), 2)]
@@ -109,7 +114,7 @@ class DataParallel:
         chunks, rows = self._split(args)
         da = _dask().array
         out = []
-        for n in sorted(set(rows)):
+        for n in sorted(set(n for n in rows if n) or {0}):
             out.append(tuple(np.zeros((n,) + x.shape[1:], x.dtype) if isinstance(x, da.Array)
                              else x for x in args))
         return out

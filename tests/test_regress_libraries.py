@@ -257,3 +257,33 @@ def test_odeint_raises_a_tiny_rtol_as_scipy_does():
         ys = fg.odeint(lambda y, t: -y, np.array([1.0]), T3, rtol=0.0, atol=1e-12)
     assert got[0].filename == __file__
     np.testing.assert_allclose(ys[-1], np.exp(-2.0), rtol=1e-10)
+
+
+# ---- 7. fg.dask: an empty chunk contributes nothing ----------------------------------------
+
+def _dask_data(chunks):
+    da = pytest.importorskip("dask.array")
+    R = np.random.default_rng(0)
+    X, y = R.standard_normal((sum(chunks), 3)), R.standard_normal(sum(chunks))
+    return X, y, da.from_array(X, chunks=(chunks, (3,))), da.from_array(y, chunks=(chunks,))
+
+
+def _mean_squares(w, X, y):
+    return fnp.mean((X @ w - y) ** 2)
+
+
+def _sum_squares(w, X, y):
+    return fnp.sum((X @ w - y) ** 2)
+
+
+@pytest.mark.parametrize("chunks", [(500, 0, 503), (0, 1003), (1003, 0)])
+@pytest.mark.parametrize("loss,reduction", [(_mean_squares, "mean"), (_sum_squares, "sum")])
+def test_dask_empty_chunks_contribute_nothing(chunks, loss, reduction):
+    X, y, dX, dy = _dask_data(chunks)
+    vg = fg.dask.value_and_grad(loss, reduction=reduction)
+    value, g = vg.delayed(np.ones(3), dX, dy).compute(scheduler="sync")
+    want_value, want_g = fg.value_and_grad(loss)(np.ones(3), X, y)
+    np.testing.assert_allclose(value, want_value, rtol=1e-12)
+    np.testing.assert_allclose(g, want_g, rtol=1e-12)
+    assert [a[1].shape[0] for a in vg.chunk_examples((np.ones(3), dX, dy))] == \
+        sorted(set(n for n in chunks if n))         # warmup compiles no empty shape
