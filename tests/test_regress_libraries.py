@@ -287,3 +287,22 @@ def test_dask_empty_chunks_contribute_nothing(chunks, loss, reduction):
     np.testing.assert_allclose(g, want_g, rtol=1e-12)
     assert [a[1].shape[0] for a in vg.chunk_examples((np.ones(3), dX, dy))] == \
         sorted(set(n for n in chunks if n))         # warmup compiles no empty shape
+
+
+# ---- 8. fg.scipy.minimize: every SciPy method, trust-constr included --------------------------
+
+def _rosen_n(x):
+    return fnp.sum(100 * (x[1:] - x[:-1] ** 2) ** 2 + (1 - x[:-1]) ** 2)
+
+
+@pytest.mark.parametrize("method", ["trust-constr", "trust-exact", "dogleg", "trust-ncg",
+                                    "Newton-CG", "BFGS", "L-BFGS-B"])
+def test_scipy_minimize_methods_with_a_pytree(method):
+    x0 = {"a": np.array([-1.0, 0.5]), "b": np.float64(0.3)}
+    f = lambda p: _rosen_n(fnp.concatenate([p["a"], fnp.reshape(p["b"], (1,))]))
+    res = fg.scipy.minimize(f, x0, method=method)
+    assert res.success, res.message
+    np.testing.assert_allclose(res.x["a"], [1.0, 1.0], atol=1e-4)
+    np.testing.assert_allclose(res.x["b"], 1.0, atol=1e-4)
+    gradient = res.grad if method == "trust-constr" else res.jac
+    assert set(gradient) == {"a", "b"} and np.shape(gradient["b"]) == ()

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..api.derivatives import jacfwd, jacrev, jvp
+from ..api.derivatives import hessian, jacfwd, jacrev, jvp
 from ..api.gradients import grad, value_and_grad
 from ..api.jit import jit
 from ..flatten_util import float_leaves, ravel_pytree
@@ -23,6 +23,8 @@ __all__ = ["minimize", "least_squares"]
 
 # SciPy's methods that use a Hessian-vector product when given one
 _HESSP = {"newton-cg", "trust-ncg", "trust-krylov", "trust-constr"}
+# those that need the Hessian itself (a dense matrix: for problems of modest size)
+_HESS = {"trust-exact", "dogleg"}
 # and those that take no gradient at all
 _NO_JAC = {"nelder-mead", "powell", "cobyla", "cobyqa"}
 
@@ -37,9 +39,10 @@ def _flat_problem(fun, x0):
 
 def minimize(fun, x0, args=(), method="L-BFGS-B", **kwargs):
     """scipy.optimize.minimize(fun, x0, args, method, ...) with `jac` from one compiled
-    value-and-gradient kernel (one call per SciPy evaluation) and, for Newton-CG and the
-    trust-region Krylov methods, `hessp` from a compiled Hessian-vector product
-    (forward-over-reverse). `fun(x, *args)` returns a scalar.
+    value-and-gradient kernel (one call per SciPy evaluation) and, for Newton-CG,
+    trust-constr and the trust-region Krylov methods, `hessp` from a compiled Hessian-vector
+    product (forward-over-reverse); trust-exact and dogleg get `hess`, the compiled Hessian.
+    `fun(x, *args)` returns a scalar. res.jac (res.grad for trust-constr) has x0's structure.
 
         >>> rosen = lambda x: (1 - x[0]) ** 2 + 100 * (x[1] - x[0] ** 2) ** 2
         >>> res = fg.scipy.minimize(rosen, np.zeros(2))           # L-BFGS-B
@@ -66,11 +69,17 @@ def minimize(fun, x0, args=(), method="L-BFGS-B", **kwargs):
         if name in _HESSP:
             hvp = jit(lambda x, p, *a: jvp(lambda y: grad(f)(y, *a), (x,), (p,))[1])
             kwargs["hessp"] = lambda x, p, *a: np.asarray(hvp(x, p, *a), np.float64)
+        elif name in _HESS:
+            h = jit(hessian(f))
+            kwargs["hess"] = lambda x, *a: np.asarray(h(x, *a), np.float64)
         res = scipy.optimize.minimize(fun_and_jac, flat0, args=args, method=method, jac=True,
                                       **kwargs)
     res.x = unravel(res.x)
-    if "jac" in res:
-        res.jac = unravel(np.asarray(res.jac, np.float64))
+    # the objective's gradient: res.jac, except for trust-constr, whose res.jac holds the
+    # constraints' Jacobians (a list) and res.grad the gradient
+    field = "grad" if name == "trust-constr" else "jac"
+    if field in res:
+        res[field] = unravel(np.asarray(res[field], np.float64))
     return res
 
 
