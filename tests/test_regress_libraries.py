@@ -306,3 +306,25 @@ def test_scipy_minimize_methods_with_a_pytree(method):
     np.testing.assert_allclose(res.x["b"], 1.0, atol=1e-4)
     gradient = res.grad if method == "trust-constr" else res.jac
     assert set(gradient) == {"a", "b"} and np.shape(gradient["b"]) == ()
+
+
+# ---- 9. lu_solve(lu_factor(M), b) differentiates in M (the pivots: integers, no derivative) -
+
+_M3 = np.array([[1.0, 2.0, 0.5], [3.0, 4.0, 1.0], [0.2, -1.0, 2.0]])
+_B3 = np.array([1.0, 2.0, 3.0])
+
+
+@pytest.mark.parametrize("trans", [0, 1])
+def test_lu_solve_differentiates_in_the_matrix(trans):
+    sl = fg.scipy.linalg
+    f = lambda M: fnp.sum(sl.lu_solve(sl.lu_factor(M), _B3, trans=trans) ** 2)
+    Mt = _M3.T if trans else _M3
+    x = np.linalg.solve(Mt, _B3)
+    want = -np.outer(np.linalg.solve(Mt.T, 2 * x), x)          # d |M^-1 b|^2 / dM
+    want = want.T if trans else want
+    for got in (fg.grad(f)(_M3), fg.jit(fg.grad(f))(_M3), fg.jacfwd(f)(_M3), fg.jacrev(f)(_M3),
+                fg.vmap(fg.grad(f))(np.stack([_M3, _M3]))[1]):
+        np.testing.assert_allclose(got, want, rtol=1e-10, atol=1e-12)
+    check_grads(f, (_M3,), order=2)
+    lu, piv = sl.lu_factor(_M3)
+    assert np.asarray(piv).dtype.kind == "i"

@@ -174,12 +174,15 @@ def lu_solve(lu_and_piv, b, trans=0, overwrite_b=False, check_finite=True):
     lu, piv = lu_and_piv
     n = fnp.shape(lu)[0]
     b = _float(b)
+    # the pivots are integers (no derivative), traced when a is: the rows are permuted by
+    # fnp.take, whatever b is (a NumPy b indexed by traced pivots would need their values)
     if not _TRANSPOSED[trans]:                # P^T L U x = b
-        y = solve_triangular(lu, b[_row_order(piv, n)], lower=True, unit_diagonal=True)
+        pb = fnp.take(b, _row_order(piv, n), axis=0)
+        y = solve_triangular(lu, pb, lower=True, unit_diagonal=True)
         return solve_triangular(lu, y)
     z = solve_triangular(lu, b, trans=trans)  # U^T L^T P x = b
     w = solve_triangular(lu, z, trans=trans, lower=True, unit_diagonal=True)
-    return w[_row_order(piv, n, inverse=True)]
+    return fnp.take(w, _row_order(piv, n, inverse=True), axis=0)
 
 
 def lu(a, permute_l=False, overwrite_a=False, check_finite=True, p_indices=False):
