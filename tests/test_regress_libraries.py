@@ -328,3 +328,42 @@ def test_lu_solve_differentiates_in_the_matrix(trans):
     check_grads(f, (_M3,), order=2)
     lu, piv = sl.lu_factor(_M3)
     assert np.asarray(piv).dtype.kind == "i"
+
+
+# ---- 10. Student's t at large df: values and the derivative in df stay accurate --------------
+
+_DFS = np.logspace(np.log10(0.5), 15, 40)
+_XS = np.array([0.0, 0.5, 1.0, 3.0, 30.0])
+
+
+def test_student_t_logpdf_matches_scipy_for_every_df():
+    st = pytest.importorskip("scipy.stats")
+    df, x = np.meshgrid(_DFS, _XS)
+    np.testing.assert_allclose(fg.scipy.stats.t.logpdf(x, df), st.t.logpdf(x, df), rtol=1e-11)
+    np.testing.assert_allclose(fg.scipy.stats.t.logpdf(_XS, np.inf), st.norm.logpdf(_XS),
+                               rtol=1e-15)
+
+
+def test_student_t_logpdf_derivative_in_df_at_large_df():
+    """d/d(df) logpdf = (1 + 2 x^2 - x^4) / (4 df^2) (1 + O(1/df)): the asymptotic expansion
+    (from Stirling's series and log1p's), independent of the implementation."""
+    d_df = fg.grad(fg.scipy.stats.t.logpdf, argnums=1)
+    for df in _DFS[_DFS >= 1e6]:
+        for x in _XS[_XS < 10]:
+            want = (1 + 2 * x ** 2 - x ** 4) / (4 * df ** 2)
+            np.testing.assert_allclose(d_df(x, df), want, rtol=1e-5, err_msg=f"df={df}, x={x}")
+
+
+def test_student_t_logpdf_derivatives_at_moderate_df():
+    """d/d(df) by the textbook formula with SciPy's digamma: its cancellation costs a relative
+    error of about eps * df, small here."""
+    sp = pytest.importorskip("scipy.special")
+    d_df = fg.grad(fg.scipy.stats.t.logpdf, argnums=1)
+    for df in _DFS[_DFS <= 1e4]:
+        for x in _XS:
+            want = (0.5 * (sp.digamma((df + 1) / 2) - sp.digamma(df / 2)) - 0.5 / df
+                    - 0.5 * np.log1p(x * x / df) + (df + 1) * x * x / (2 * df * (df + x * x)))
+            np.testing.assert_allclose(d_df(x, df), want, rtol=1e-8, err_msg=f"df={df}, x={x}")
+    for df in (0.7, 3.0, 19.0, 21.0, 300.0):         # both sides of each series' threshold
+        check_grads(lambda x, df: fg.scipy.stats.t.logpdf(x, df, 0.3, 1.7),
+                    (np.array([0.1, -2.0, 6.0]), np.float64(df)), order=2)
