@@ -367,3 +367,159 @@ def test_student_t_logpdf_derivatives_at_moderate_df():
     for df in (0.7, 3.0, 19.0, 21.0, 300.0):         # both sides of each series' threshold
         check_grads(lambda x, df: fg.scipy.stats.t.logpdf(x, df, 0.3, 1.7),
                     (np.array([0.1, -2.0, 6.0]), np.float64(df)), order=2)
+
+
+# ---- 11. class test: every entry point on integer, bool, float32, 0-d and pytree inputs ------
+# Each returns SciPy's (or optax's, or the in-memory) answer, in x0's structure, integer leaves
+# as float64 and float32 ones as float32 (odeint's state: float64, as SciPy's), or raises a
+# clear error; success=True is never reported with a wrong answer.
+
+STARTS = {"int": np.array([0, 1, 2]), "bool": np.array([True, False]),
+          "float32": np.array([0.5, 1.5], np.float32), "0-d": np.array(0.3), "python-int": 1,
+          "pytree": {"w": np.array([0.1, 0.2]), "b": 1, "c": (np.float32(0.5),)}}
+
+
+def _leaves(x):
+    return fg.tree_util.tree_leaves(x)
+
+
+def _flat(x):
+    """x's leaves as one vector (funcgrad or NumPy values)."""
+    return fnp.concatenate([fnp.ravel(fnp.asarray(v) * 1.0) for v in _leaves(x)])
+
+
+def _np_flat(x):
+    return np.concatenate([np.ravel(np.asarray(v, np.float64)) for v in _leaves(x)])
+
+
+def _target(n):
+    return np.linspace(1.0, 2.0, n)
+
+
+def _check_result(x0, x, want, f32_rtol=2e-4, state_dtype=None, rtol=1e-6):
+    """x has x0's structure and the dtype rule's dtypes, and equals want (flat)."""
+    assert fg.tree_util.tree_structure(x) == fg.tree_util.tree_structure(x0)
+    for v0, v in zip(_leaves(x0), _leaves(x)):
+        kind = np.result_type(v0).kind
+        expect = state_dtype or (np.float32 if np.result_type(v0) == np.float32 else np.float64)
+        assert np.result_type(v) == expect, (v0, v)
+        assert np.shape(v) == np.shape(v0)
+        assert kind in "biuf"
+    f32 = any(np.result_type(v) == np.float32 for v in _leaves(x))
+    np.testing.assert_allclose(_np_flat(x), want, rtol=f32_rtol if f32 else rtol, atol=1e-7)
+
+
+def _bowl_tree(x):
+    z = _flat(x)
+    t = _target(z.shape[0])
+    return fnp.sum((z - t) ** 2) + 0.1 * fnp.sum(z) ** 2
+
+
+def _bowl_ref(n):
+    t = _target(n)
+    return np.linalg.solve(2 * np.eye(n) + 0.2 * np.ones((n, n)), 2 * t)
+
+
+def _cubic_tree(x):
+    """x^3 + x - t, in x's structure (a root's F maps x to its own shape)."""
+    flat, unravel = fg.flatten_util.ravel_pytree(fg.tree_util.tree_map(lambda v: v * 1.0, x))
+    z = _flat(x)
+    return unravel(z ** 3 + z - _target(z.shape[0]))
+
+
+def _cubic_ref(n):
+    so = pytest.importorskip("scipy.optimize")
+    return so.root(lambda z: z ** 3 + z - _target(n), np.zeros(n), tol=1e-14).x
+
+
+def _residuals_tree(x):
+    z = _flat(x)
+    return fnp.concatenate([z - _target(z.shape[0]), 0.3 * fnp.sum(z)[None]])
+
+
+def _residuals_ref(n):
+    so = pytest.importorskip("scipy.optimize")
+    return so.least_squares(lambda z: np.concatenate([z - _target(n), [0.3 * z.sum()]]),
+                            np.zeros(n), xtol=1e-15, ftol=1e-15, gtol=1e-15).x
+
+
+SOLVERS = {
+    **{f"minimize-{m}": (lambda x0, m=m: fg.optimize.minimize(_bowl_tree, x0, method=m),
+                         _bowl_ref) for m in ("lbfgs", "bfgs", "newton-cg", "gd")},
+    **{f"root-{m}": (lambda x0, m=m: fg.optimize.root(_cubic_tree, x0, method=m), _cubic_ref)
+       for m in ("newton", "broyden")},
+    **{f"least_squares-{m}": (lambda x0, m=m: fg.optimize.least_squares(
+        _residuals_tree, x0, method=m), _residuals_ref) for m in ("lm", "gauss-newton")},
+    **{f"scipy.minimize-{m}": (lambda x0, m=m: fg.scipy.minimize(_bowl_tree, x0, method=m),
+                               _bowl_ref) for m in ("L-BFGS-B", "BFGS", "trust-constr")},
+    "scipy.least_squares": (lambda x0: fg.scipy.least_squares(_residuals_tree, x0),
+                            _residuals_ref),
+}
+
+
+@pytest.mark.parametrize("kind", sorted(STARTS))
+@pytest.mark.parametrize("solver", sorted(SOLVERS))
+def test_solvers_on_every_kind_of_start(solver, kind):
+    x0 = STARTS[kind]
+    solve, ref = SOLVERS[solver]
+    res = solve(x0)
+    want = ref(_np_flat(x0).size)
+    f32 = any(np.result_type(v) == np.float32 for v in _leaves(x0))
+    if not res.success:                 # allowed only where float32 cannot resolve gtol
+        assert f32, res.message
+        return
+    # (a minimizer stops at |grad| <= 1e-5: x within about 1e-5 / 2 of the minimum)
+    _check_result(x0, res.x, want, rtol=2e-5 if "minimize" in solver else 1e-6)
+
+
+def _linear_rhs(y, t):
+    return fg.tree_util.tree_map(lambda v: -0.7 * v + 0.1, y)
+
+
+@pytest.mark.parametrize("kind", sorted(STARTS))
+def test_odeint_on_every_kind_of_start(kind):
+    si = pytest.importorskip("scipy.integrate")
+    y0 = STARTS[kind]
+    ys = fg.odeint(_linear_rhs, y0, T3, rtol=1e-10, atol=1e-12)
+    ref = si.solve_ivp(lambda t, z: -0.7 * z + 0.1, (0.0, 2.0), _np_flat(y0), t_eval=T3,
+                       rtol=1e-12, atol=1e-12).y.T
+    last = fg.tree_util.tree_map(lambda v: v[-1], ys)
+    _check_result(y0, last, ref[-1], state_dtype=np.float64)
+
+
+@pytest.mark.parametrize("kind", sorted(STARTS))
+def test_fit_on_every_kind_of_params(kind):
+    params = STARTS[kind]
+    loss = lambda p: fnp.sum((_flat(p) - _target(_np_flat(params).size)) ** 2)
+    if any(np.result_type(v).kind in "biu" for v in _leaves(params)):
+        with pytest.raises(TypeError, match="only floating-point inputs have gradients"):
+            fg.optim.fit(loss, params, fg.optim.sgd(0.1), steps=20)
+        return
+    res = fg.optim.fit(loss, params, fg.optim.sgd(0.1), steps=20)
+    t = _target(_np_flat(params).size)
+    want = t + (_np_flat(params) - t) * 0.8 ** 20             # z <- z - 0.1 * 2 (z - t)
+    _check_result(params, res.params, want)
+
+
+@pytest.mark.parametrize("kind", sorted(STARTS))
+@pytest.mark.parametrize("chunks", [(3, 0, 4), (0, 7)])
+def test_dask_on_every_kind_of_params(kind, chunks):
+    da = pytest.importorskip("dask.array")
+    w = STARTS[kind]
+    n = _np_flat(w).size
+    R = np.random.default_rng(1)
+    X, y = R.standard_normal((7, n)), R.standard_normal(7)
+    dX, dy = da.from_array(X, chunks=(chunks, (n,))), da.from_array(y, chunks=(chunks,))
+    loss = lambda w, X, y: fnp.mean((X @ _flat(w) - y) ** 2)
+    vg = fg.dask.value_and_grad(loss, reduction="mean")
+    if any(np.result_type(v).kind in "biu" for v in _leaves(w)):
+        with pytest.raises(TypeError, match="only floating-point inputs have gradients"):
+            vg.delayed(w, dX, dy).compute(scheduler="sync")
+        return
+    value, g = vg.delayed(w, dX, dy).compute(scheduler="sync")
+    want_value, want_g = fg.value_and_grad(loss)(w, X, y)
+    np.testing.assert_allclose(value, want_value, rtol=1e-6)
+    assert fg.tree_util.tree_structure(g) == fg.tree_util.tree_structure(w)
+    for a, b in zip(_leaves(g), _leaves(want_g)):
+        assert np.result_type(a) == np.result_type(b)
+        np.testing.assert_allclose(a, b, rtol=1e-5)

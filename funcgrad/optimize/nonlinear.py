@@ -47,11 +47,12 @@ def _dense_solve(g, y):
 
 
 def _flat(fun, x0, args):
-    """(x0 as a float64 vector, unravel, fun on vectors returning a float64 vector), for x0
-    with its integer leaves made float (fun still sees float32 leaves as float32)."""
+    """(x0 as a float64 vector, unravel, fun on vectors returning a float64 vector: its
+    output may be a pytree too), for x0 with its integer leaves made float (fun still sees
+    float32 leaves as float32)."""
     flat0, unravel = ravel_pytree(float_leaves(x0))
     return (np.asarray(flat0, np.float64), unravel,
-            lambda x, *a: fnp.ravel(as_float64(fun(unravel(x), *a))))
+            lambda x, *a: as_float64(ravel_pytree(fun(unravel(x), *a))[0]))
 
 
 def _structure(x0):
@@ -110,7 +111,12 @@ def root(fun, x0, args=(), *, method="newton", tol=1e-10, maxiter=100, xtol=1e-1
 def _root_loop(F, method, tol, maxiter, xtol, x0, args, history):
     """The compiled body of root: Newton or Broyden iterations in one while_loop."""
     f = lambda x: F(x, *args)
-    J0, f0 = jacfwd(f)(x0), f(x0)
+    f0 = f(x0)
+    if f0.shape != x0.shape:
+        raise ValueError(f"root: fun returned {f0.shape[0]} values for {x0.shape[0]} unknowns; "
+                         "a root needs as many equations as unknowns (least_squares takes "
+                         "more)")
+    J0 = jacfwd(f)(x0)
 
     def body(s):
         x, fx, J = s["x"], s["f"], s["J"]
