@@ -4,8 +4,11 @@
 - cse: merge equations that apply the same primitive, with the same params, to the same inputs.
 - prune_outputs: drop unused outputs of scans and conds from their sub-programs.
 - fold_constants: evaluate equations whose inputs are all literals (small results only, so that
-  a broadcast of a scalar stays lazy) and forward trivial identities of the adjoint: x * 1,
-  x + 0, x - 0, reshape/transpose/convert that change nothing.
+  a broadcast of a scalar stays lazy) and forward the identities that are exact in IEEE
+  arithmetic, signed zeros, infinities and NaN included: x * 1 and x / 1 (real x), x + (-0.0),
+  x - (+0.0), x ** 1 (real x), reshape/transpose/convert that change nothing, a loop carry its
+  body passes through unchanged. (x + 0.0 is not one: -0.0 + 0.0 is +0.0; nor is 0 * x: NaN,
+  inf, -0.0; nor complex z * 1: inf * 0 is in it.)
 
 Every pass returns a new Program with the same inputs and outputs. Imports funcgrad.ir only.
 """
@@ -82,14 +85,34 @@ def cse(prog: Program) -> Program:
 
 
 def _scalar_value(atom, defs):
-    """The constant value of an atom that is a literal or a broadcast of a scalar literal."""
+    """The constant value of an atom that is a literal or a broadcast of a scalar literal, when
+    every element has the same bits (0.0 and -0.0 are two values here)."""
     if isinstance(atom, Lit):
         v = np.asarray(atom.val)
-        return v.flat[0] if v.size and np.all(v == v.flat[0]) else None
+        if not v.size:
+            return None
+        first = v.reshape(-1)[:1]
+        same = v.reshape(-1).view(np.uint8).reshape(v.size, -1) == first.view(np.uint8)
+        return v.flat[0] if np.all(same) else None
     e = defs.get(atom.id)
     if e is not None and e.prim.name == "broadcast_in_dim" and isinstance(e.inputs[0], Lit):
         return _scalar_value(e.inputs[0], defs)
     return None
+
+
+def _is_unit(value, dtype, name):
+    """Whether `x <name> value` is x for every x of `dtype` (IEEE: -0.0 + 0.0 is +0.0, so the
+    additive unit is -0.0, and x - (+0.0) is x; complex z * 1 is not z at infinities)."""
+    if value is None or isinstance(value, (bool, np.bool_)):
+        return False
+    kind = np.dtype(dtype).kind
+    if name in ("multiply", "divide"):
+        return kind in "fiu" and value == 1
+    if kind in "iu":
+        return value == 0
+    parts = (value.real, value.imag) if kind == "c" else (value,)
+    zero_sign = name == "add"               # add: -0.0 (signbit set); subtract: +0.0
+    return kind in "fc" and all(p == 0 and bool(np.signbit(p)) == zero_sign for p in parts)
 
 
 def _identity_input(e, defs):
@@ -99,23 +122,37 @@ def _identity_input(e, defs):
         return None
     same = lambda a: a.aval == out.aval
     if name in ("multiply", "add", "subtract", "divide"):
-        unit = 1 if name in ("multiply", "divide") else 0
         for k in ((0, 1) if name in ("multiply", "add") else (0,)):
-            other = ins[1 - k]
-            if same(ins[k]) and _scalar_value(other, defs) == unit and not isinstance(
-                    _scalar_value(other, defs), (bool, np.bool_)):
+            if same(ins[k]) and _is_unit(_scalar_value(ins[1 - k], defs), out.aval.dtype, name):
                 return ins[k]
     if name in ("reshape", "convert_element_type", "broadcast_in_dim") and same(ins[0]):
         return ins[0]
     if name == "transpose" and tuple(e.params["perm"]) == tuple(range(len(e.params["perm"]))):
         return ins[0]
-    if name == "integer_pow" and e.params["y"] == 1:
-        return ins[0]
+    if name == "integer_pow" and e.params["y"] == 1 and np.dtype(out.aval.dtype).kind in "fiu":
+        return ins[0]          # NumPy's complex power(z, 1) is not z at signed zeros
     return None
 
 
+def _invariant_carries(e):
+    """(output, initial value) of each carry of a scan or while loop that its body passes
+    through unchanged: the loop's result is the initial value, whatever the trip count."""
+    p = e.params
+    if e.prim.name == "scan":
+        first, n = p["n_c"], p["n_carry"]
+    elif e.prim.name == "while_loop":
+        first, n = p["n_cc"] + p["n_bc"], len(e.outputs)
+    else:
+        return []
+    body = p["body"]
+    skip = first - (p["n_cc"] if e.prim.name == "while_loop" else 0)   # body's const inputs
+    return [(e.outputs[j], e.inputs[first + j]) for j in range(n)
+            if body.outs[j] is body.in_vars[skip + j]]
+
+
 def fold_constants(prog: Program) -> Program:
-    """Evaluate small literal-only equations; forward identities (x*1, x+0, no-op reshapes)."""
+    """Evaluate small literal-only equations; forward exact identities (x * 1, x - 0.0,
+    x + -0.0, no-op reshapes)."""
     ren, defs, eqns = _Renamer(), {}, []
     for e in prog.eqns:
         e = ren.eqn(e)
@@ -131,6 +168,8 @@ def fold_constants(prog: Program) -> Program:
         if ident is not None:
             ren.sub[e.outputs[0].id] = ident
             continue
+        for out, init in _invariant_carries(e):
+            ren.sub[out.id] = init
         for v in e.outputs:
             defs[v.id] = e
         eqns.append(e)
@@ -139,9 +178,11 @@ def fold_constants(prog: Program) -> Program:
 
 def absorb_scatter_adds(prog: Program) -> Program:
     """add(scatter_add(zeros, u, idx), y) -> scatter_add(y, u, idx): the adjoint of a slice
-    adds into the other cotangent instead of a fresh buffer of zeros."""
+    adds into the other cotangent instead of a fresh buffer of zeros. Exact in IEEE arithmetic:
+    with +0.0 zeros, a y that may hold -0.0 (which y + 0.0 turns into +0.0) gets the zeros added
+    first, unless y is itself a scatter-add into +0.0 zeros (which cannot hold -0.0)."""
     uses = use_counts(prog)
-    defs, eqns = {}, []
+    defs, eqns, unsigned = {}, [], set()      # unsigned: variables that cannot hold -0.0
     for e in prog.eqns:
         if e.prim.name == "add":
             for k in (0, 1):
@@ -150,12 +191,39 @@ def absorb_scatter_adds(prog: Program) -> Program:
                 if (d is not None and d.prim.name == "scatter" and d.params["mode"] == "add"
                         and uses.get(s.id) == 1 and y.aval == s.aval
                         and _scalar_value(d.inputs[0], defs) == 0):
+                    y = _unsigned(y, e.prim, d, defs, unsigned, eqns)
                     e = type(e)(d.prim, [y] + d.inputs[1:], e.outputs, d.params, d.src)
                     break
+        if _keeps_unsigned(e, defs, unsigned):
+            unsigned.add(e.outputs[0].id)
         for v in e.outputs:
             defs[v.id] = e
         eqns.append(e)
     return Program(prog.in_vars, eqns, prog.outs)
+
+
+def _keeps_unsigned(e, defs, unsigned):
+    """Whether e's output cannot hold -0.0: a broadcast of +0.0, or a scatter-add into such."""
+    base = e.inputs[0] if e.inputs else None
+    if e.prim.name == "broadcast_in_dim" and isinstance(base, Lit):
+        zero = _scalar_value(base, defs)
+        return zero is not None and zero == 0 and not (
+            np.signbit(np.real(zero)) or np.signbit(np.imag(zero)))
+    return (e.prim.name == "scatter" and e.params["mode"] == "add" and isinstance(base, Var)
+            and base.id in unsigned)
+
+
+def _unsigned(y, add, scatter, defs, unsigned, eqns):
+    """y as the base of scatter's adds in place of its zeros: y itself where the result is the
+    same (integers, -0.0 zeros, a y that cannot hold -0.0), else y + zeros (appended to eqns)."""
+    zeros = scatter.inputs[0]
+    if np.dtype(y.aval.dtype).kind not in "fc" or (isinstance(y, Var) and y.id in unsigned) \
+            or _is_unit(_scalar_value(zeros, defs), y.aval.dtype, "add"):
+        return y
+    out = Var(y.aval)
+    eqns.append(Eqn(add, [y, zeros], [out], {}, scatter.src))
+    unsigned.add(out.id)
+    return out
 
 
 def prune_outputs(prog: Program) -> Program:

@@ -183,6 +183,7 @@ def emit_scan(gen, outs, ins, e):
         steps = f"range({n_steps} - 1, -1, -1)" if p["reverse"] else f"range({n_steps})"
     gen.src.emit(f"for {k} in {steps}:")
     gen.src.depth += 1
+    start = len(gen.src.lines)
     if not chunked:
         _poll_now(gen)
     first = {}                  # a scanned array read once per step, however many inputs it feeds
@@ -199,6 +200,8 @@ def emit_scan(gen, outs, ins, e):
         if not (isinstance(o, Var) and o.id in written):
             gen.src.emit(f"{y}[{k}] = {gen.name(o)}")
     gen.assign(carry, _atoms(gen, body.outs[:n]))
+    if len(gen.src.lines) == start:         # a step that computes nothing (x -> x)
+        gen.src.emit("pass")
     gen.src.depth -= 2 if chunked else 1
     _results(gen, outs, carry, e.outputs[:n], body.in_vars[n_c:n_c + n])
 

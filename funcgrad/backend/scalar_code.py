@@ -21,7 +21,7 @@ COMPLEX_FUNCS = ("sqrt", "exp", "exp2", "expm1", "log", "log1p", "log2", "log10"
 
 
 # NumPy's semantics where Numba's scalar versions differ (infinities, integer division by 0
-# and of MIN by -1, 0 ** -n)
+# and of MIN by -1, 0 ** -n, signed zeros)
 EXACT = {("floor_divide", "f"): "_vm.floor_divide({0}, {1})",
          ("remainder", "f"): "_vm.remainder({0}, {1})",
          ("fmod", "i"): "_vm.fmod_int({0}, {1})", ("fmod", "u"): "_vm.fmod_int({0}, {1})",
@@ -30,6 +30,7 @@ EXACT = {("floor_divide", "f"): "_vm.floor_divide({0}, {1})",
          ("remainder", "i"): "_vm.remainder_int({0}, {1})",
          ("remainder", "u"): "_vm.remainder_int({0}, {1})",
          ("power", "f"): "_vm.power({0}, {1})",
+         ("sign", "f"): "(np.sign({0}) + 0.0)",       # NumPy: sign(-0.0) is +0.0
          # the lexicographic order of complex numbers (complexmath.py)
          **{(name, "c"): f"_vm.c_{name}({{0}}, {{1}})" for name in (
              "less", "less_equal", "greater", "greater_equal", "maximum", "minimum", "fmax",
@@ -43,7 +44,8 @@ EXACT = {("floor_divide", "f"): "_vm.floor_divide({0}, {1})",
          # (complexfuncs.py); Numba's differ on finite inputs
          **{(name, "c"): f"_vm.c_{name}_{{cdtype}}({{0}})" for name in COMPLEX_FUNCS}}
 # functions called (and inlined) for any dtype, and for complex operands only
-_EXACT = {name for name, _ in EXACT if name not in COMPLEX_FUNCS + ("multiply", "square")}
+_INLINE = ("multiply", "square", "sign")          # (expressions, not calls)
+_EXACT = {name for name, _ in EXACT if name not in COMPLEX_FUNCS + _INLINE}
 _COMPLEX_CALLS = set(COMPLEX_FUNCS)
 
 

@@ -199,6 +199,9 @@ class _Rewriter:
             key = tuple(i for d, i in enumerate(ix) if d not in axes)
             v = self.parts(x)[k]
             acc[key] = v if key not in acc else ir.bind_staged(op, acc[key], v)
+        if e.prim.name == "reduce_sum" and out_aval.dtype.kind in "fc":
+            zero = np.zeros((), out_aval.dtype)     # NumPy's sums start at +0.0: never -0.0
+            acc = {key: ir.bind_staged(op, v, zero) for key, v in acc.items()}
         scalars = [acc[ix] for ix in np.ndindex(*out_aval.shape)]
         return scalars[0] if out_aval.ndim == 0 else Parts(out_aval, scalars)
 
