@@ -347,3 +347,53 @@ def test_random_loop_bodies_compiled_equal_interpreted(kind, ops, n, passthrough
     for g, w in zip(tree_leaves(got), tree_leaves(want)):
         np.testing.assert_allclose(g, w, rtol=1e-12, atol=1e-14)
 
+
+# ---- 4, 5: fg.debug_nans reports the same compiled as interpreted -----------------------------
+
+def _stacked_log(x):
+    """A stacked output nothing reads holds log of a negative value (step 1)."""
+    return fg.scan(lambda c, t: (c * t, fnp.log(t - 2.0)), 1.0, x)[0]
+
+
+def _scan_log(x):
+    return fg.scan(lambda c, t: (c + fnp.log(t - 2.0), c), 0.0, x)[0]
+
+
+NAN_CASES = {   # f, argument, the transforms applied (each interpreted, then compiled)
+    "sqrt of a negative": (lambda x: fnp.sum(fnp.sqrt(x)), np.array([1.0, -1.0]), "g"),
+    "log, its value unread by grad": (lambda x: fnp.sum(fnp.log(x)), np.array([1.0, -1.0]), "g"),
+    "arcsin, its value unread by grad": (lambda x: fnp.sum(fnp.arcsin(x)), np.array([0.5, 2.0]),
+                                         "g"),
+    "nanmean of NaN (0 / 0)": (lambda x: fnp.nanmean(x ** 2), np.float64(np.nan), "g"),
+    "nansum of a NaN input": (lambda x: fnp.nansum(x ** 2), np.array([1.0, np.nan]), "gv"),
+    "log in a scan": (_scan_log, np.array([3.0, 1.0, 4.0]), "gv"),
+    "log in an unread stacked output": (_stacked_log, np.array([3.0, 1.0, 4.0]), "gf"),
+}
+
+
+def _outcome(g, x):
+    with fg.debug_nans(), np.errstate(all="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            return ("value", tree_leaves(g(x)))
+        except FloatingPointError as e:
+            return ("raised", str(e))
+
+
+@pytest.mark.parametrize("name", sorted(NAN_CASES))
+def test_debug_nans_compiled_reports_as_interpreted(name):
+    """The first NaN is reported with the same message compiled as interpreted (or neither
+    raises): a forward value nothing reads is still run and checked, as the interpreter runs
+    it; checks go in before simplification, so the role named is the equation's own."""
+    f, x, which = NAN_CASES[name]
+    kinds = {"g": fg.grad(f), "v": fg.value_and_grad(f), "f": f}
+    for k in which:
+        g = kinds[k]
+        want = _outcome(lambda x: evaluate(g, x), x)
+        got = _outcome(fg.jit(g), x)
+        assert got[0] == want[0], (k, got, want)
+        if want[0] == "raised":
+            assert got[1] == want[1] and "backward pass" not in got[1]
+        else:
+            for a, b in zip(got[1], want[1]):
+                np.testing.assert_array_equal(a, b)

@@ -2,8 +2,10 @@
 
 After every equation with a floating-point output comes `debug_check(y, *inputs)`, whose
 message names the equation's primitive, user line and role; later uses of y read the
-check's output instead, so no check is dead code. Loop bodies and branches get their own
-(the loop's or branch's outputs are not checked again: their values come from checked code).
+check's output instead; checks are effects, never removed as dead code (fg.jit inserts them
+before simplifying, so values nothing reads are checked too, as interpreted). Loop bodies
+and branches get their own (the loop's or branch's outputs are not checked again: their
+values come from checked code).
 Equations whose NaNs the strong-zero rule may replace (SourceInfo.masked) are not checked,
 and their values do not count as bad inputs: the replacement is checked instead.
 """

@@ -37,13 +37,14 @@ from .shipping import jit_state, restore_jit
 
 def prepare(prog):
     """The program as it is compiled: simplified, small arrays in loops made scalars (and
-    under fg.debug_nans, checked after each equation)."""
-    prog = simplify(prog)
-    small = scalarize(prog)
-    prog = prog if small is prog else simplify(small)
+    under fg.debug_nans, checked after each equation: checks go in first, so that an equation
+    whose value nothing reads, such as a forward value a gradient does not need, is run and
+    checked as the interpreter does; a check is an effect, never dropped)."""
     if nan_checks.active():
         prog = insert_checks(prog, infs=nan_checks.MODE[1])
-    return prog
+    prog = simplify(prog)
+    small = scalarize(prog)
+    return prog if small is prog else simplify(small)
 
 
 __all__ = ["jit", "disable_jit", "JitFunction", "VjpJit"]

@@ -6,7 +6,9 @@ made y do. transforms/nan_checks.py inserts one after each floating-point equati
 program about to be compiled. After an elementwise equation the check is elementwise too
 (`debug_check_pointwise`, fused into the same loop nest, element by element); after any other
 it looks at whole arrays. In compiled code the kernel raises FloatingPointError(site) and the
-caller turns the site number into the message (backend/compile.py).
+caller turns the site number into the message (backend/compile.py). A check is an effect:
+never removed as dead code (api/jit.py inserts checks before simplifying, so that a value
+nothing reads is checked as the interpreter checks it).
 """
 from __future__ import annotations
 
@@ -21,7 +23,7 @@ def _impl(y, *xs, site, message, infs):
 
 
 def _rules(name, elementwise):
-    return define(name, impl=_impl, elementwise=elementwise, batch=operands_batch(),
+    return define(name, impl=_impl, elementwise=elementwise, batch=operands_batch(), effect=True,
                   abstract=lambda y, *xs, site, message, infs: y,
                   vjp=lambda ct, y, *xs, out, site, message, infs: (ct,) + (None,) * len(xs))
 
