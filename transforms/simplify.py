@@ -88,7 +88,7 @@ def _scalar_value(atom, defs):
     """The constant value of an atom that is a literal or a broadcast of a scalar literal, when
     every element has the same bits (0.0 and -0.0 are two values here)."""
     if isinstance(atom, Lit):
-        v = np.asarray(atom.val)
+        v = np.ascontiguousarray(atom.val)     # a view of bytes needs contiguous memory
         if not v.size:
             return None
         first = v.reshape(-1)[:1]
