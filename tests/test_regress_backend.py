@@ -5,8 +5,13 @@
   interpreter runs for fg.jit's first call bit for bit as from NumPy on the same Python
   function (`x + 0.0` is not `x`: -0.0 + 0.0 is +0.0).
 - Loops whose derivative step computes nothing compile (jit of grad, jvp, vmap of grad).
+- fg.debug_nans reports the first NaN with the same message compiled as interpreted.
+- Dropped kernels leave only the memory Numba cannot free, within a measured bound.
 """
 import ast
+import os
+import subprocess
+import sys
 import warnings
 
 import numpy as np
@@ -397,3 +402,54 @@ def test_debug_nans_compiled_reports_as_interpreted(name):
         else:
             for a, b in zip(got[1], want[1]):
                 np.testing.assert_array_equal(a, b)
+
+
+# ---- 6: what a dropped kernel leaves behind ---------------------------------------------------
+
+_DROP_SCRIPT = """
+import gc, os, sys
+import numpy as np, funcgrad as fg, funcgrad.numpy as fnp
+from numba.core.registry import CPUDispatcher
+
+def rss_mb():
+    gc.collect()
+    with open("/proc/self/statm") as fh:
+        return int(fh.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2 ** 20
+
+def run(k):
+    w = np.full(1_000_000, float(k))        # 8 MB captured: must be freed with f
+    f = fg.jit(lambda x: fnp.sum(fnp.sin(x * (k + 0.5)) + w[:3]))
+    f(np.ones(3))
+
+for k in range(2):                          # Numba's and LLVM's own first-use memory
+    run(1000 + k)
+base = rss_mb()
+for k in range(N):
+    run(k)
+grown = (rss_mb() - base) / N
+kernels = [o for o in gc.get_objects() if type(o) is CPUDispatcher and o.py_func.__name__ == "kernel"]
+print(grown, len(kernels))
+"""
+
+
+def _dropped_kernels(cache, n):
+    env = dict(os.environ, FUNCGRAD_CACHE_DIR=str(cache), FUNCGRAD_MAX_KERNELS="0",
+               FUNCGRAD_JIT_BACKGROUND="0")
+    out = subprocess.run([sys.executable, "-c", f"N = {n}\n" + _DROP_SCRIPT], env=env,
+                         capture_output=True, text=True, timeout=600)
+    assert out.returncode == 0, out.stderr[-3000:]
+    grown, alive = out.stdout.split()
+    return float(grown), int(alive)
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/self/statm"), reason="reads /proc")
+def test_dropped_kernels_leave_a_bounded_remainder(tmp_path):
+    """Dropping fg.jit functions frees their dispatchers and captured arrays; what stays is
+    the memory Numba/LLVM never gives back for code compiled in the process (docs/tiering.md:
+    measured ~2 MB per kernel), and much less for a kernel loaded from the disk cache."""
+    compiled, alive = _dropped_kernels(tmp_path, 6)      # compiled here (a fresh cache)
+    assert alive == 0
+    assert compiled < 5.0, f"{compiled:.2f} MB per dropped kernel compiled in the process"
+    loaded, alive = _dropped_kernels(tmp_path, 6)        # the same kernels, from the disk cache
+    assert alive == 0
+    assert loaded < 1.5, f"{loaded:.2f} MB per dropped kernel loaded from the disk cache"
