@@ -224,3 +224,24 @@ def test_pytree_arguments_take_the_fast_dispatch_and_stay_exact():
     q, t = f(p, {"lr": 0.2, "n": np.int32(5)})                 # Python float: weakly typed
     np.testing.assert_allclose(q["w"], p["w"] - 0.2 * p["w"] ** 2, rtol=1e-15)
     assert t["n"] == 6
+
+
+def test_jit_inside_a_transform_sees_what_it_closes_over():
+    """A jitted function called inside another transform with untraced arguments but closing
+    over a traced value (a library solver's objective closing over the parameters being
+    differentiated) is traced through: it raised 'not enough arguments' (the captured value
+    was an input its kernel was never given)."""
+    from funcgrad.testing import check_grads
+
+    def scaled(a):
+        return fg.jit(lambda x: x * fnp.sin(a))(np.array([2.0, 3.0]))
+
+    a = np.array([0.3, 0.7])
+    check_grads(scaled, (a,), order=2)
+    np.testing.assert_allclose(fg.jit(fg.jacrev(scaled))(a), np.diag([2, 3] * np.cos(a)))
+    np.testing.assert_allclose(fg.vmap(lambda s: fnp.sum(scaled(s)))(a[:, None]),
+                               np.sin(a) * 5.0)
+
+    def argmin_sum(c):           # minimize's objective closes over the traced c: x* = c
+        return fnp.sum(fg.optimize.minimize(lambda x: fnp.sum((x - c) ** 2), np.zeros(2)).x)
+    np.testing.assert_allclose(fg.grad(argmin_sum)(np.array([1.0, 2.0])), [1.0, 1.0], rtol=1e-6)

@@ -21,7 +21,7 @@ from .. import _nan_checks as nan_checks
 from .._errors import (FuncgradError, KernelInterrupted, add_location, array_memory_error,
                        loop_memory_error, warn_at)
 from ..interpreter import eval_program
-from ..ir import Program, Traced, aval_of, sub_programs
+from ..ir import Program, aval_of, current_trace, sub_programs
 from ..tiering import LATER, set_loop_compiler, value_key
 from ..tracer import trace_flat
 from ..backend.scalarize import scalarize
@@ -222,8 +222,8 @@ class JitFunction:
                 return self._guarded(hit, a, tried=True)
         if _disabled:
             return evaluate(self.f, *args, **kwargs)
-        if any(isinstance(x, Traced) for x in tree_flatten((args, kwargs))[0]):
-            return self.f(*args, **kwargs)               # inside another transform: inline
+        if current_trace() is not None:     # inside another transform: traced through (its
+            return self.f(*args, **kwargs)  # arguments, or what f closes over, may be traced)
         a = Args(self.f, args, kwargs, static_argnums=self.static_argnums,
                   trace_numbers=(float, complex))
         sig = self._signature(a)
