@@ -99,6 +99,42 @@ def test_second_process_reuses_the_entry_and_is_faster(seed, warm):
     assert run["time"] < seed[1]["time"], (run["time"], seed[1]["time"])
 
 
+def test_a_moved_function_hits_the_cache(seed, warm):
+    """The kernel's text holds no user file or line: the same function three lines further
+    down (a notebook cell re-run, an edit above it) loads the same entry, no compile."""
+    root, entry = warm
+    body = (entry / "kernel.py").read_text()
+    assert "<string>" not in body and "(in f)" not in body
+    run = _run(root, pre="pass\n\n\n# moved down three lines")
+    assert run["events"] == [("hit", seed[1]["events"][0][1])]
+    assert run["hits"] >= 1
+
+
+def test_one_kernel_wherever_the_code_lives_and_errors_name_each_ones_line():
+    """Two copies of a function in two files, at different lines, share one compiled kernel;
+    an index out of range and a failing objmode helper (inv of a singular matrix) still name
+    each copy's own line."""
+    from funcgrad.backend.compile import kernels_made
+    src = ("def pick(x, i):\n    return fnp.sum(x[i] * 3.0)\n"
+           "def invert(m):\n    return fnp.sum(fnp.linalg.inv(m) * 5.0)\n")
+    copies = []
+    for name, pad in (("first_file.py", 0), ("second_file.py", 7)):
+        ns = {"fnp": fnp}
+        exec(compile("\n" * pad + src, name, "exec"), ns)
+        copies.append((name, pad, fg.jit(ns["pick"], background=False),
+                       fg.jit(ns["invert"], background=False)))
+    before = kernels_made()
+    for name, pad, pick, invert in copies:
+        assert pick(np.ones(3), np.array([0, 2])) == 6.0
+        with pytest.raises(IndexError, match=rf"out of bounds.* at {name}:{pad + 2} \(in pick\)$"):
+            pick(np.ones(3), np.array([0, 5]))
+        assert np.isclose(invert(2 * np.eye(2)), 5.0)
+        with pytest.raises(np.linalg.LinAlgError) as err:
+            invert(np.zeros((2, 2)))
+        assert f"funcgrad: inv failed on values computed at {name}:{pad + 4} (in invert)" in err.value.__notes__
+    assert kernels_made() - before == 2          # pick's and invert's, not one per copy
+
+
 def test_version_change_gives_a_new_key(seed, warm):
     root, entry = warm
     run = _run(root, pre="import funcgrad._version; funcgrad._version.__version__ = '999.0'")

@@ -4,7 +4,8 @@ Numba cannot cache functions made with `exec`, so each generated kernel is writt
 standalone module, `<cache>/<key[:32]>/kernel.py`, and compiled with `numba.njit(cache=True)`,
 which keeps its machine code in `__pycache__` beside the file. The key is a SHA-256 of the
 module text (the generated source plus the objmode helpers it needs), the `parallel` flag and
-the funcgrad, Numba, NumPy and Python versions.
+the funcgrad, Numba, NumPy and Python versions. The text holds no user file or line
+(codegen.without_locations): a function moved within or between files hits its entry.
 
 Trust. The cache directory is created private (0o700) and must stay owned by the current user
 and not writable by group or others; otherwise it is not used at all (one warning) and kernels

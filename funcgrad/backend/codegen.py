@@ -54,6 +54,16 @@ DEFER_SUMS = True
 
 _comment = printable       # text safe inside a # comment
 
+# `# prim  (file:line (in f))`: the comment each statement's lines start with
+_LOCATED = re.compile(r"^( *# \w+)  \(.*\)$", re.M)
+
+
+def without_locations(source):
+    """The generated source as it is compiled: the user's file and line left out of the
+    comments (the same program compiles to the same text, and hits the disk cache, wherever
+    its code lives; line numbers are unchanged, so errors still map to the located source)."""
+    return _LOCATED.sub(r"\1", source)
+
 
 class Source:
     """Lines of the function body with indentation."""
@@ -83,6 +93,10 @@ class Generator:
         self.consts: list = []          # non-scalar literals, passed as extra arguments
         self.const_names: dict[int, str] = {}
         self.impls: dict[str, object] = {}   # objmode helpers, by name
+        # the user's line of each value an error can be raised for (an index out of range, an
+        # objmode helper's failure), by name: kept out of the compiled text, which is the
+        # same wherever the user's code lives (compile.py maps the name back)
+        self.where: dict[str, str] = {}
         self.helpers: list[str] = []         # source of helper functions placed before the kernel
         self.src = Source()
         self.weights: dict = {}         # id(program) -> equations in it (split.weight)
@@ -275,6 +289,8 @@ class Generator:
             self.nested -= 1
             return
         lower = self.pack if id(e) in self.packs else low.statement
+        if e.src is not None and outs:
+            self.where[outs[0]] = _comment(e.src.long())
         lines = lower(outs, ins, e) if lower is not None else None
         if e.prim.name == "debug_check":         # (the steps of the loops around it)
             lines = check_code.statement(outs, ins, e, self.steps)
@@ -300,11 +316,13 @@ class Generator:
 
     def objmode(self, outs, ins, e):
         """Call the primitive's NumPy implementation from compiled code (slow path).
-        `impls[helper]` = (primitive, params, output avals, the user's line); compile.py builds
+        `impls[helper]` = (primitive, params, output avals, the helper's name: an error it
+        raises names it, and the kernel's caller the user's line, `where`); compile.py builds
         the callable."""
         helper = f"_impl{len(self.impls)}_{e.prim.name}"
-        self.impls[helper] = (e.prim, dict(e.params), [v.aval for v in e.outputs],
-                              None if e.src is None else _comment(e.src.long()))
+        self.impls[helper] = (e.prim, dict(e.params), [v.aval for v in e.outputs], helper)
+        if e.src is not None:
+            self.where[helper] = _comment(e.src.long())
         used = [self.uses.get(v.id, 0) > 0 for v in e.outputs]
         types = ", ".join(f"{o}='{numba_type(v.aval)}'" for o, v, u in zip(outs, e.outputs, used) if u)
         target = ", ".join(o if u else "_" for o, u in zip(outs, used)) + ("," if len(outs) == 1 else "")

@@ -14,13 +14,15 @@ import hashlib
 import linecache
 import math
 import os
+import re
 
 import numpy as np
 
 from . import cache
 from .._errors import KernelInterrupted
 from . import loop_emitters  # noqa: F401  (registers the loop and branch emitters)
-from .codegen import Generator
+from .codegen import Generator, without_locations
+from .lowerings import where_mark
 from ..interpreter import eval_program
 from .._nan_checks import STEPS
 from ..ir import Var, sub_programs
@@ -113,18 +115,21 @@ def compile_program(prog, parallel=False, exits=()) -> Compiled:
     if bad:
         return _interpreted(prog, f"dtype {', '.join(bad)}")
     gen, source = generate(prog, parallel=parallel, exits=exits)
-    text = cache.module_text(source, gen.impls)     # None: helpers not writable as literals
+    bare = without_locations(source)                # (source keeps the user's lines to read)
+    text = cache.module_text(bare, gen.impls)       # None: helpers not writable as literals
     key = (text, bool(parallel))
     fn = cache.kernels.get_or_make(
         key if text is not None else None,
         lambda: (cache.load_kernel(text, parallel) if text is not None else None)
-        or _build(source, gen.impls, parallel))
+        or _build(bare, gen.impls, parallel))
     if os.environ.get("FUNCGRAD_DUMP"):
         print(f"# funcgrad: compiled kernel\n{source}")
     ids = [o.id for o in prog.outs if isinstance(o, Var)]
     fresh = [gen.fresh(o) and ids.count(o.id) == 1 for o in prog.outs]
     messages = _check_messages(prog, {})
-    return Compiled(_reporting(fn, messages) if messages else fn, gen.consts, source, prog, fresh)
+    if messages or gen.impls or "raise IndexError(" in bare:
+        fn = _reporting(fn, messages, gen.where)
+    return Compiled(fn, gen.consts, source, prog, fresh)
 
 
 def _check_messages(prog, out):
@@ -137,8 +142,10 @@ def _check_messages(prog, out):
     return out
 
 
-def _reporting(fn, messages):
-    """fn, raising the message of the check whose site number the kernel raised."""
+def _reporting(fn, messages, where):
+    """fn, raising the message of the check whose site number the kernel raised
+    (fg.debug_nans), and naming the user's line in the errors the kernel marked with the name
+    of a value or objmode helper (lowerings.where_mark: the kernel's text holds no lines)."""
     def checked(*args):
         try:
             return fn(*args)
@@ -148,8 +155,33 @@ def _reporting(fn, messages):
                 loops = list(zip(exc.args[1::2], exc.args[2::2]))[::-1]     # innermost first
                 steps = "".join(f", in step {k} of the loop around it ({kind})" for k, kind in loops)
                 raise FloatingPointError(messages[site].replace(STEPS, steps)) from None
+            _locate(exc, where)
+            raise
+        except Exception as exc:
+            if type(exc) is IndexError and exc.args and isinstance(exc.args[0], str):
+                raise IndexError(_located(exc.args[0], where)) from None
+            _locate(exc, where)
             raise
     return checked
+
+
+_MARK = re.compile(r" \[(\w+)\]$")
+
+
+def _located(text, where):
+    """text, its where_mark (' [name]' at its end) replaced by ' at file:line (in f)'."""
+    m = _MARK.search(text)
+    if m is None:
+        return text
+    place = where.get(m.group(1))
+    return text[:m.start()] + (f" at {place}" if place is not None else "")
+
+
+def _locate(exc, where):
+    """The notes objmode helpers added to exc (objmode_call) name the user's line."""
+    notes = getattr(exc, "__notes__", None)
+    if notes:
+        notes[:] = [_located(n, where) for n in notes]
 
 
 def _build(source, impls, parallel):
@@ -165,15 +197,16 @@ def _build(source, impls, parallel):
     return numba.njit(error_model="numpy", parallel=parallel)(namespace["kernel"])
 
 
-def objmode_call(prim, params, avals, where=None):
+def objmode_call(prim, params, avals, name=None):
     """The Python callable behind an objmode block: NumPy impl, outputs in the declared types.
-    An error NumPy raises (LinAlgError, ...) gets a note naming the user's line `where`."""
+    An error NumPy raises (LinAlgError, ...) gets a note marked with the helper's `name`, which
+    the kernel's caller replaces by the user's line (_reporting)."""
     def call(*args):
         try:
             out = prim.impl(*[np.asarray(a) for a in args], **params)
         except Exception as exc:
-            if where is not None and hasattr(exc, "add_note"):
-                exc.add_note(f"funcgrad: {prim.name} failed on values computed at {where}")
+            if name is not None and hasattr(exc, "add_note"):
+                exc.add_note(f"funcgrad: {prim.name} failed on values computed{where_mark(name)}")
             raise
         outs = out if prim.multiple_results else (out,)
         return tuple(np.asarray(o, dtype=a.dtype).reshape(a.shape)[()] if a.ndim == 0

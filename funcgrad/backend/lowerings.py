@@ -101,9 +101,11 @@ def printable(obj):
     return "".join(c if c.isprintable() else "?" for c in str(obj))
 
 
-def _where_text(e):
-    """' at file:line (in f)' of the equation's user line (printable only)."""
-    return "" if e.src is None else printable(f" at {e.src.long()}")
+def where_mark(name):
+    """The end of an error message raised in a kernel for the value `name`: compile.py puts
+    the user's line there when it reaches the caller (the compiled text holds no file or line:
+    codegen.Generator.where)."""
+    return f" [{name}]"
 
 
 def _loops(names, sizes):
@@ -119,9 +121,10 @@ def _loops(names, sizes):
     return lines, "    " * len(lines), index
 
 
-def _index_loops(o, x_aval, arrays, array_names, bshape, k, e):
+def _index_loops(o, x_aval, arrays, array_names, bshape, k):
     """Loop nest over the broadcast index shape; yields (lines, depth, source position text).
-    An index out of range raises IndexError naming the user's line of the equation `e`."""
+    An index out of range raises IndexError marked with o (where_mark: the user's line of the
+    equation making o, once it reaches the caller)."""
     lines, pad, b = _loops([f"{o}_b{d}" for d in range(len(bshape))], bshape)
     pos = []
     for d, (a, name) in enumerate(zip(arrays, array_names)):
@@ -133,7 +136,7 @@ def _index_loops(o, x_aval, arrays, array_names, bshape, k, e):
         lines.append(pad + f"if {j} < 0:")
         lines.append(pad + f"    {j} += {n}")
         lines.append(pad + f"if {j} < 0 or {j} >= {n}:")
-        message = f"index out of bounds for axis {d} with size {n}{_where_text(e)}"
+        message = f"index out of bounds for axis {d} with size {n}{where_mark(o)}"
         lines.append(pad + f"    raise IndexError({message!r})")
         pos.append(j)
     return lines, pad, b, pos
@@ -146,7 +149,7 @@ def _gather_advanced(outs, ins, e):
     k, bshape, rest = found
     (o,), x = outs, ins[0]
     x_aval, out = e.inputs[0].aval, e.outputs[0].aval
-    lines, pad, b, pos = _index_loops(o, x_aval, e.inputs[1:], ins[1:], bshape, k, e)
+    lines, pad, b, pos = _index_loops(o, x_aval, e.inputs[1:], ins[1:], bshape, k)
     if out.ndim == 0:
         return lines + [f"{o} = {x}[{', '.join(pos)}]"]
     if not bshape:                              # 0-d index arrays: one sub-array
@@ -163,7 +166,7 @@ def _scatter_advanced(outs, ins, e):
     k, bshape, rest = found
     (o,), x, u = outs, ins[0], ins[1]
     x_aval = e.inputs[0].aval
-    lines, pad, b, pos = _index_loops(o, x_aval, e.inputs[2:], ins[2:], bshape, k, e)
+    lines, pad, b, pos = _index_loops(o, x_aval, e.inputs[2:], ins[2:], bshape, k)
     op = {"add": "+=", "set": "=", "mul": "*="}[e.params["mode"]]
     src = u if e.inputs[1].aval.ndim == 0 or not b else f"{u}[{', '.join(b)}]"
     return [f"{o} = {x}.copy()"] + lines + [pad + f"{o}[{', '.join(pos)}] {op} {src}"]
