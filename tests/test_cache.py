@@ -135,6 +135,46 @@ def test_one_kernel_wherever_the_code_lives_and_errors_name_each_ones_line():
     assert kernels_made() - before == 2          # pick's and invert's, not one per copy
 
 
+RUNTIME_CODE = """import numpy as np, funcgrad as fg, funcgrad.numpy as fnp
+from numba.core import event as ev
+compiled = []
+class On(ev.Listener):
+    def on_start(self, e):
+        compiled.append(getattr(e.data["dispatcher"].py_func, "__qualname__", "?"))
+    def on_end(self, e):
+        pass
+ev.register("numba:compile", On())
+M, b = np.array([[4.0, 1.0], [1.0, 3.0]]), np.array([1.0, 2.0])
+f = lambda m: fnp.sum(fnp.linalg.solve(m * {scale}, b) @ m)
+g = fg.jit(fg.grad(f))(M)
+assert np.allclose(g, fg.grad(f)(M), rtol=1e-12)
+print("COMPILED", " ".join(compiled))
+"""
+
+
+def test_runtime_helpers_are_compiled_once_per_machine(tmp_path):
+    """np.linalg.solve and the matrix products are called from kernels as funcgrad's runtime
+    functions (backend/runtime.py, Numba's disk cache): a new process compiling a new kernel
+    loads them instead of compiling Numba's solve again (6.5 cpu-s per process)."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("FUNCGRAD_", "NUMBA_"))}
+    env.update(FUNCGRAD_CACHE_DIR=str(tmp_path / "kernels"), NUMBA_CACHE_DIR=str(tmp_path / "numba"),
+               FUNCGRAD_JIT_BACKGROUND="0")
+    runs = []
+    for scale in ("1.0", "2.0"):              # two different kernels
+        res = subprocess.run([sys.executable, "-c", RUNTIME_CODE.format(scale=scale)], env=env,
+                             capture_output=True, text=True, cwd=str(tmp_path), timeout=300)
+        assert res.returncode == 0, res.stderr
+        line = next(ln for ln in res.stdout.splitlines() if ln.startswith("COMPILED"))
+        runs.append(line.split()[1:])
+    first, second = runs
+    numba_solve = ("solve_impl", "_system_copy_in_b", "raise_with_shape_context")
+    assert "linalg_solve" in first and "dot" in first and "kernel" in first
+    assert any(n.startswith(numba_solve) for n in first)
+    assert "kernel" in second                   # the new kernel is compiled, Numba's solve not
+    assert not {"linalg_solve", "dot"} & set(second), second
+    assert not [n for n in second if n.startswith(numba_solve)], second
+
+
 def test_version_change_gives_a_new_key(seed, warm):
     root, entry = warm
     run = _run(root, pre="import funcgrad._version; funcgrad._version.__version__ = '999.0'")

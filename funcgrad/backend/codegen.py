@@ -25,7 +25,7 @@ from . import check_code, split
 from .fusion import (INDEX_MAPS, REDUCTIONS, literal_broadcasts, materialized, packs,
                      partition, scatter_plan, slice_positions, use_counts, first_writes)
 from .loop_reductions import COLUMN_ROWS, ReductionEmitter, parallel_need
-from .lowerings import dtype_text, literal, lowering, numba_type, printable
+from .lowerings import copy_lines, dtype_text, literal, lowering, numba_type, printable
 from .scalar_code import FAST_MATH, fast_math_template, scalar_template, vecmath_calls
 
 RESERVED = set(keyword.kwlist) | {"np", "numba", "math", "range", "len", "min", "max", "abs"}
@@ -311,7 +311,11 @@ class Generator:
                               for k, d in enumerate(out.shape)) + ")"
         lines = [f"{o} = np.empty({shape}, {dtype_text(out.dtype)})"]
         for k, v in enumerate(self.packs[id(e)]):
-            lines.append(f"{o}[{''.join(':, ' for _ in range(axis))}{k}] = {self.name(v)}")
+            if v.aval.ndim and isinstance(v, Var):      # (element by element: copy_lines)
+                lines += copy_lines(o, self.name(v), v.aval.ndim,
+                                    lambda c, k=k: [*c[:axis], str(k), *c[axis:]])
+            else:
+                lines.append(f"{o}[{''.join(':, ' for _ in range(axis))}{k}] = {self.name(v)}")
         return lines
 
     def objmode(self, outs, ins, e):

@@ -15,7 +15,7 @@ import numpy as np
 
 from ..ir import Lit, Var
 from ..ir import split_list as _split
-from .lowerings import LOWERINGS, Lowering, dtype_text, lowering
+from .lowerings import LOWERINGS, Lowering, copy_lines, dtype_text, lowering
 
 TAPE_START = 16     # initial tape capacity in steps; doubles when full
 POLL_EVERY = 1024   # steps between Ctrl-C checks in loops whose body is scalar code
@@ -198,7 +198,7 @@ def emit_scan(gen, outs, ins, e):
     written = buffers.close()
     for y, o in zip(ys, body.outs[n:]):
         if not (isinstance(o, Var) and o.id in written):
-            gen.src.emit(f"{y}[{k}] = {gen.name(o)}")
+            _store(gen, y, k, o)
     gen.assign(carry, _atoms(gen, body.outs[:n]))
     if len(gen.src.lines) == start:         # a step that computes nothing (x -> x)
         gen.src.emit("pass")
@@ -229,17 +229,32 @@ def _alloc(gen, name, aval, steps):
     gen.src.emit(f"{name} = np.empty(({steps}, {rest}), {dtype_text(aval.dtype)})")
 
 
+def _store(gen, tape, index, r, col=""):
+    """tape[index] = the value of atom r (an array element by element: copy_lines)."""
+    if r.aval.ndim and isinstance(r, Var):
+        for line in copy_lines(tape, gen.name(r), r.aval.ndim, lambda c: [index, *c]):
+            gen.src.emit(line)
+    else:
+        gen.src.emit(f"{tape}[{index}{col}] = {gen.name(r)}")
+
+
+def _grow(gen, tape, index, ndim, dtype, dims):
+    """tape, full at `index` rows, doubled (its rows copied element by element)."""
+    src = gen.src
+    src.emit(f"    {tape}_grown = np.empty((2 * {index}, {dims}), {dtype_text(dtype)})")
+    for line in copy_lines(f"{tape}_grown", tape, ndim):
+        src.emit("    " + line)
+    src.emit(f"    {tape} = {tape}_grown")
+
+
 def _append(gen, tapes, index):
     """tape[index] = value for each (tape, atom), doubling every tape when the first is full."""
-    src = gen.src
-    src.emit(f"if {index} == {tapes[0][0]}.shape[0]:")
+    gen.src.emit(f"if {index} == {tapes[0][0]}.shape[0]:")
     for t, r in tapes:
-        rest = "".join(f", {gen.dim(d)}" for d in r.aval.shape)
-        src.emit(f"    {t}_grown = np.empty((2 * {index}{rest}), {dtype_text(r.aval.dtype)})")
-        src.emit(f"    {t}_grown[:{index}] = {t}")
-        src.emit(f"    {t} = {t}_grown")
+        dims = "".join(f"{gen.dim(d)}, " for d in r.aval.shape)
+        _grow(gen, t, index, 1 + r.aval.ndim, r.aval.dtype, dims)
     for t, r in tapes:
-        src.emit(f"{t}[{index}] = {gen.name(r)}")
+        _store(gen, t, index, r)
 
 
 class _Tapes:
@@ -268,17 +283,14 @@ class _Tapes:
 
     def write(self, index):
         for name, col, r in self.entries:
-            self.gen.src.emit(f"{name}[{index}{col}] = {self.gen.name(r)}")
+            _store(self.gen, name, index, r, col)
 
     def append(self, index):
         """Write step `index`, doubling every tape when they are full."""
-        src = self.gen.src
-        src.emit(f"if {index} == {next(iter(self.tapes))}.shape[0]:")
+        self.gen.src.emit(f"if {index} == {next(iter(self.tapes))}.shape[0]:")
         for name, (dims, dt) in self.tapes.items():
-            dims = f"{dims}, " if isinstance(dims, int) else dims
-            src.emit(f"    {name}_grown = np.empty((2 * {index}, {dims}), {dtype_text(dt)})")
-            src.emit(f"    {name}_grown[:{index}] = {name}")
-            src.emit(f"    {name} = {name}_grown")
+            ndim = 2 if isinstance(dims, int) else 1 + dims.count(",")
+            _grow(self.gen, name, index, ndim, dt, f"{dims}, " if isinstance(dims, int) else dims)
         self.write(index)
 
     def reads(self, index):

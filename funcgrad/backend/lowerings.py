@@ -155,8 +155,10 @@ def _gather_advanced(outs, ins, e):
     if not bshape:                              # 0-d index arrays: one sub-array
         return lines + [f"{o} = np.ascontiguousarray({x}[{', '.join(pos)}])"]
     lines.insert(0, f"{o} = np.empty({_tuple(out.shape)}, {dtype_text(out.dtype)})")
-    lines.append(pad + f"{o}[{', '.join(b) or '...'}] = {x}[{', '.join(pos)}]")
-    return lines
+    if not rest:
+        return lines + [pad + f"{o}[{', '.join(b) or '...'}] = {x}[{', '.join(pos)}]"]
+    lines.append(pad + f"{o}_row = {x}[{', '.join(pos)}]")
+    return lines + [pad + line for line in copy_lines(o, f"{o}_row", len(rest), lambda c: b + c)]
 
 
 def _scatter_advanced(outs, ins, e):
@@ -169,7 +171,11 @@ def _scatter_advanced(outs, ins, e):
     lines, pad, b, pos = _index_loops(o, x_aval, e.inputs[2:], ins[2:], bshape, k)
     op = {"add": "+=", "set": "=", "mul": "*="}[e.params["mode"]]
     src = u if e.inputs[1].aval.ndim == 0 or not b else f"{u}[{', '.join(b)}]"
-    return [f"{o} = {x}.copy()"] + lines + [pad + f"{o}[{', '.join(pos)}] {op} {src}"]
+    if not rest or e.inputs[1].aval.ndim == 0:
+        return [f"{o} = {x}.copy()"] + lines + [pad + f"{o}[{', '.join(pos)}] {op} {src}"]
+    lines += [pad + f"{o}_row = {src}"]           # (a row of u: copied element by element)
+    return [f"{o} = {x}.copy()"] + lines + [
+        pad + line for line in copy_lines(o, f"{o}_row", len(rest), lambda c: pos + c, op)]
 
 
 def _gather(outs, ins, e):
@@ -222,6 +228,20 @@ def _concatenate(outs, ins, e):
     return [f"{outs[0]} = np.concatenate(({''.join(x + ', ' for x in ins)}), axis={e.params['axis']})"]
 
 
+def copy_lines(dst, src, ndim, at=lambda c: c, op="="):
+    """`dst[at(c)] = src[c]` (or `op`: +=, *=) for every index c of the ndim-dimensional array
+    `src` (a name),
+    element by element in a loop nest. One statement assigning an array into a slice goes
+    through Numba's fancy_setslice, whose error message formats both shapes: about a second of
+    string machinery compiled in every process for each pair of ranks (benchmarks/README.md,
+    compile cost); these loops compile to a copy."""
+    c = [f"_c{d}" for d in range(ndim)]
+    if not ndim:
+        return [f"{dst}[{', '.join(at([])) or '()'}] {op} {src}"]
+    return ([f"{'    ' * d}for {c[d]} in range({src}.shape[{d}]):" for d in range(ndim)]
+            + ["    " * ndim + f"{dst}[{', '.join(at(c))}] {op} {src}[{', '.join(c)}]"])
+
+
 def _permuted(dst, src, shape, perm, dtype):
     """Lines that copy `src` transposed by `perm` into a new C-contiguous array `dst`
     (explicit loops: Numba compiles np.transpose with an axes tuple very slowly)."""
@@ -240,8 +260,9 @@ def _contract(outs, ins, e):
     """Batched matrix product with BLAS: (batch, free_a, k) @ (batch, k, free_b)."""
     sa, sb, so = e.params["spec"]
     a, b, out = e.inputs[0].aval, e.inputs[1].aval, e.outputs[0].aval
-    if a.dtype.kind != "f" or b.dtype.kind != "f" or a.ndim == 0 or b.ndim == 0:
-        return None
+    if a.ndim == 0 or b.ndim == 0 or not (
+            a.dtype.kind == b.dtype.kind == "f" or a.dtype == b.dtype == out.dtype and a.dtype.kind == "c"):
+        return None                                   # (complex: BLAS's zgemm/cgemm, one dtype)
     if any(c not in so and c not in sb for c in sa) or any(c not in so and c not in sa for c in sb):
         return None                                   # letters summed inside one operand
     size = dict(zip(sa, a.shape)) | dict(zip(sb, b.shape))
@@ -255,13 +276,13 @@ def _contract(outs, ins, e):
     lines = _permuted(f"{o}_a", x, a.shape, [sa.index(c) for c in batch + fa + k], a.dtype)
     lines += _permuted(f"{o}_b", y, b.shape, [sb.index(c) for c in batch + k + fb], b.dtype)
     if B == 1:
-        lines.append(f"{o}_m = np.dot({o}_a.reshape({_tuple((M, K))}), {o}_b.reshape({_tuple((K, N))}))")
+        lines.append(f"{o}_m = _vm.dot({o}_a.reshape({_tuple((M, K))}), {o}_b.reshape({_tuple((K, N))}))")
     else:
         lines += [f"{o}_a3 = {o}_a.reshape({_tuple((B, M, K))})",
                   f"{o}_b3 = {o}_b.reshape({_tuple((B, K, N))})",
                   f"{o}_m = np.empty({_tuple((B, M, N))}, {dtype_text(out.dtype)})",
-                  f"for {o}_k in range({B}):",
-                  f"    {o}_m[{o}_k] = np.dot({o}_a3[{o}_k], {o}_b3[{o}_k])"]
+                  f"for {o}_k in range({B}):",      # (into the slice: no array assignment)
+                  f"    _vm.dot_into({o}_a3[{o}_k], {o}_b3[{o}_k], {o}_m[{o}_k])"]
     if not so:
         return lines + [f"{o} = {o}_m.ravel()[0]"]
     order = batch + fa + fb
@@ -277,7 +298,7 @@ def _cumulative(outs, ins, e):
     """cumsum/cumprod along one axis: loops over the other axes, a running value inside (a
     float cumsum keeps a running compensation in float64: more accurate than NumPy's)."""
     a = e.inputs[0].aval
-    if a.ndim == 0 or a.dtype.kind not in "fiu":
+    if a.ndim == 0 or a.dtype.kind not in "fiuc":
         return None
     axis, (o,), (x,) = e.params["axis"], outs, ins
     op, init = ("+", "0") if e.prim.name == "cumsum" else ("*", "1")
@@ -311,8 +332,9 @@ def _argsort(outs, ins, e):
     loop, pad, (k,) = _loops([f"{o}_k"], [rows])
     return ([f"{o}_x = np.ascontiguousarray({x}).reshape(({rows}, {a.shape[-1]}))",
              f"{o}_r = np.empty(({rows}, {a.shape[-1]}), np.intp)"] + loop
-            + [pad + f"{o}_r[{k}] = np.argsort({o}_x[{k}], kind='mergesort')",
-               f"{o} = {o}_r.reshape({_tuple(a.shape)})"])
+            + [pad + f"{o}_s = np.argsort({o}_x[{k}], kind='mergesort')"]
+            + [pad + line for line in copy_lines(f"{o}_r", f"{o}_s", 1, lambda c: [k, *c])]
+            + [f"{o} = {o}_r.reshape({_tuple(a.shape)})"])
 
 
 def _solve(outs, ins, e):
@@ -320,10 +342,10 @@ def _solve(outs, ins, e):
     through Numba; stacks of systems and mixed dtypes go to NumPy in objmode."""
     a, b = (v.aval for v in e.inputs)
     if a.ndim != 2 or b.ndim > 2 or not a.dtype == b.dtype == e.outputs[0].aval.dtype or \
-            a.dtype.kind != "f":
+            a.dtype.kind not in "fc":
         return None
     (o,), (x, y) = outs, ins
-    return [f"{o} = np.linalg.solve(np.ascontiguousarray({x}), np.ascontiguousarray({y}))"]
+    return [f"{o} = _vm.linalg_solve(np.ascontiguousarray({x}), np.ascontiguousarray({y}))"]
 
 
 _ROCKET_FFT = importlib.util.find_spec("rocket_fft") is not None
