@@ -338,14 +338,22 @@ def _argsort(outs, ins, e):
 
 
 def _solve(outs, ins, e):
-    """A square system (one matrix, a vector or matrix right-hand side) with LAPACK's gesv
-    through Numba; stacks of systems and mixed dtypes go to NumPy in objmode."""
+    """A square system (one matrix, a vector or matrix right-hand side) or a stack of them
+    with matrix right-hand sides of the same batch shape, with LAPACK's gesv through Numba
+    (runtime.py); broadcast stacks and mixed dtypes go to NumPy in objmode."""
     a, b = (v.aval for v in e.inputs)
-    if a.ndim != 2 or b.ndim > 2 or not a.dtype == b.dtype == e.outputs[0].aval.dtype or \
-            a.dtype.kind not in "fc":
+    if not a.dtype == b.dtype == e.outputs[0].aval.dtype or a.dtype.kind not in "fc":
         return None
     (o,), (x, y) = outs, ins
-    return [f"{o} = _vm.linalg_solve(np.ascontiguousarray({x}), np.ascontiguousarray({y}))"]
+    if a.ndim == 2 and b.ndim <= 2:
+        return [f"{o} = _vm.linalg_solve(np.ascontiguousarray({x}), np.ascontiguousarray({y}))"]
+    if a.ndim > 2 and b.ndim == a.ndim and a.shape[:-2] == b.shape[:-2]:    # a stack, one batch
+        n, k = b.shape[-2:]
+        batch = int(np.prod(a.shape[:-2], dtype=np.int64))
+        return [f"{o}_a = np.ascontiguousarray({x}).reshape({_tuple((batch, n, n))})",
+                f"{o}_b = np.ascontiguousarray({y}).reshape({_tuple((batch, n, k))})",
+                f"{o} = _vm.linalg_solve_stack({o}_a, {o}_b).reshape({_tuple(b.shape)})"]
+    return None
 
 
 _ROCKET_FFT = importlib.util.find_spec("rocket_fft") is not None

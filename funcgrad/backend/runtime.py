@@ -34,3 +34,13 @@ def dot(a, b):
 def dot_into(a, b, out):
     """out = a @ b for 2-d a, b and a C-contiguous 2-d out (a slice of a batch)."""
     np.dot(a, b, out)
+
+
+@_cached
+def linalg_solve_stack(a, b):
+    """np.linalg.solve of each square a[i] with its matrix right-hand side b[i] (a stack of
+    systems, as a Hessian's batched program makes: one LAPACK gesv each)."""
+    out = np.empty(b.shape, b.dtype)
+    for i in range(a.shape[0]):
+        out[i] = np.linalg.solve(a[i], b[i])
+    return out

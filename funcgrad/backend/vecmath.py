@@ -583,7 +583,8 @@ from .complexmath import (c_divide, c_fmax, c_fmin, c_greater, c_greater_equal, 
                           c_less, c_less_equal, c_maximum, c_minimum, c_multiply, c_power,
                           c_reciprocal)
 from .complexfuncs import *  # noqa: E402,F401,F403  (c_sqrt_complex128, c_sqrt_complex64, ...)
-from .runtime import dot, dot_into, linalg_solve  # noqa: E402,F401  (cached on disk, called)
+from .runtime import (dot, dot_into, linalg_solve,  # noqa: E402,F401  (disk-cached, called)
+                      linalg_solve_stack)
 
 
 # ---- compiled-once versions, for very large kernels ----------------------------------------------
