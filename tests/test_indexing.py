@@ -345,3 +345,75 @@ def test_value_dependent_index_functions_use_the_calls_value_or_are_refused_unde
     with pytest.raises(fg.ConcretizationError, match=r"fnp\.where"):
         fg.vmap(call)(M)
     np.testing.assert_array_equal(fnp.nonzero(M > 0)[0], np.nonzero(M > 0)[0])   # plain arrays
+
+
+from hypothesis import example, given, settings, strategies as st  # noqa: E402
+
+
+@st.composite
+def _indexed(draw):
+    """An array and an index of slices (any start/stop/step), integers, new axes and integer
+    index arrays (negative and repeated entries, broadcast shapes), in any order; the index
+    arrays are given as ("array", k)."""
+    shape = tuple(draw(st.lists(st.integers(2, 4), min_size=1, max_size=3)))
+    dims = draw(st.integers(max(1, len(shape) - 1), len(shape)))
+    idx, arrays = [], []
+    bshape = draw(st.sampled_from([(3,), (2, 1), (2, 3), (), (1,)]))
+    for n in shape[:dims]:
+        if draw(st.integers(0, 3)) == 0:
+            idx.append(None)
+        kind = draw(st.sampled_from(["arr", "slice", "int", "arr"]))
+        if kind == "slice":
+            idx.append(slice(draw(st.none() | st.integers(-n - 1, n + 1)),
+                             draw(st.none() | st.integers(-n - 1, n + 1)),
+                             draw(st.sampled_from([2, -1, None, 1, -2]))))
+        elif kind == "int":
+            idx.append(draw(st.integers(-n, n - 1)))
+        else:
+            ashape = bshape[draw(st.integers(0, len(bshape))):]
+            size = int(np.prod(ashape))
+            arrays.append(np.array(draw(st.lists(st.integers(-n, n - 1), min_size=size,
+                                                 max_size=size))).reshape(ashape))
+            idx.append(("array", len(arrays) - 1))
+    return shape, idx, arrays
+
+
+_A = ("array", 0)
+_IDX_EXAMPLES = [                           # NumPy's placements, each at least once
+    ((4, 3), [slice(None, None, 2), _A], [np.array([0, -1, 1, 1])]),         # adjacent: in place
+    ((3, 4, 2), [_A, slice(3, 0, -1), ("array", 1)], [np.array([[2], [0]]), np.array([1, -2])]),
+    ((3, 4, 2), [1, slice(None), _A], [np.array([[1, 0, 1]])]),               # separated: first
+    ((3, 3, 4), [None, _A, 2, slice(-1, None, -2)], [np.array([2, 2, -3])]),  # int beside arrays
+]
+
+
+@settings(max_examples=8, deadline=None)
+@example(case=_IDX_EXAMPLES[0], seed=0)
+@example(case=_IDX_EXAMPLES[1], seed=1)
+@example(case=_IDX_EXAMPLES[2], seed=2)
+@example(case=_IDX_EXAMPLES[3], seed=3)
+@given(case=_indexed(), seed=st.integers(0, 2 ** 16))
+def test_compiled_gather_and_scatter_equal_the_interpreter(case, seed):
+    """x[idx], x.at[idx].set/add/multiply and the gradient of a gather compile natively for
+    every index of slices, integers, new axes and integer arrays (NumPy's placement of the
+    advanced dimensions, repeated positions: the last write wins, updates accumulate), and
+    give the interpreter's values, with index arrays as arguments (checked at run time)."""
+    shape, idx, arrays = case
+    r = np.random.default_rng(seed)
+    x = r.standard_normal(shape)
+
+    def index(ix):
+        return tuple(ix[i[1]] if isinstance(i, tuple) else i for i in idx)
+
+    region = x[index(arrays)].shape
+    u = r.standard_normal(region)
+
+    def f(x, u, *ix):
+        at = x.at[index(ix)]
+        g = fg.grad(lambda x: fnp.sum(fnp.sin(x[index(ix)]) * u))(x)
+        return x[index(ix)], at.set(u), at.add(u), at.multiply(u), g
+
+    jf = fg.jit(f)
+    assert "objmode" not in jf.lower(x, u, *arrays).source
+    for got, want in zip(jf(x, u, *arrays), evaluate(f, x, u, *arrays)):
+        np.testing.assert_allclose(got, want, rtol=1e-14, atol=1e-15)

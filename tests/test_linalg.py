@@ -307,7 +307,7 @@ from hypothesis import given, settings, strategies as st  # noqa: E402
        k=st.integers(1, 3), complex_=st.booleans(), seed=st.integers(0, 2 ** 16))
 def test_compiled_solve_of_a_stack_equals_the_interpreter(batch, n, k, complex_, seed):
     """A stack of systems with matrix right-hand sides (a Hessian's batched program) compiles
-    to one LAPACK solve per system (runtime.linalg_solve_stack), no objmode: value and gradient
+    to one LAPACK solve per system (lapack.lapack_solve), no objmode: value and gradient
     equal the reference interpreter's, in float64 and complex128."""
     r = np.random.default_rng(seed)
     shape = (*batch, n, n)
@@ -322,9 +322,84 @@ def test_compiled_solve_of_a_stack_equals_the_interpreter(batch, n, k, complex_,
 
     vg = fg.value_and_grad(loss, argnums=(0, 1))
     src = fg.jit(vg).lower(a, b).source
-    assert "linalg_solve_stack" in src and "_solve(" not in src.replace("_vm.linalg_solve", "")
+    assert "_vm.lapack_solve(" in src and "objmode" not in src
     (v, g), (v_ref, g_ref) = fg.jit(vg)(a, b), vg(a, b)
     np.testing.assert_allclose(v, v_ref, rtol=1e-11)
     for x, y in zip(g, g_ref):
         assert x.dtype == y.dtype
         np.testing.assert_allclose(x, y, rtol=1e-10, atol=1e-12)
+
+
+_LAPACK_PRIMS = ("solve", "inv", "det", "slogdet", "cholesky", "eigh", "eigvalsh")
+
+
+def _lapack_program(upper, uplo):
+    def values(a, h, b):
+        w, v = fnp.linalg.eigh(h, UPLO=uplo)
+        return (fnp.linalg.solve(a, b), fnp.linalg.inv(a), fnp.linalg.det(a),
+                *fnp.linalg.slogdet(a), fnp.linalg.cholesky(h, upper=upper), w, v,
+                fnp.linalg.eigvalsh(h, UPLO="U" if uplo == "L" else "L"))
+
+    def loss(a, h, b):          # real, and invariant under the eigenvectors' phases
+        x, ai, d, sign, logdet, c, w, v, wu = values(a, h, b)
+        vv = fnp.abs(v) ** 2
+        return fnp.real(fnp.sum(x * b) + fnp.sum(ai * a) + fnp.sum(d) + fnp.sum(logdet)
+                        + fnp.sum(c * fnp.conj(c)) + fnp.sum(w * vv[..., 0, :]) + fnp.sum(wu))
+    return values, loss
+
+
+def _assert_lapack_native(src):
+    objmode = [p for p in _LAPACK_PRIMS if f"_{p}(" in src.replace("_vm.lapack_", "_vm.")]
+    assert not objmode, f"{objmode} in objmode"
+    assert "_vm.lapack_cholesky(" in src and "_vm.lapack_eigh(" in src
+
+
+@settings(max_examples=4, deadline=None)
+@given(batch=st.lists(st.integers(1, 3), max_size=2), n=st.integers(1, 4),
+       complex_=st.booleans(), upper=st.booleans(), uplo=st.sampled_from("LU"),
+       seed=st.integers(0, 2 ** 16))
+def test_compiled_linear_algebra_equals_the_interpreter(batch, n, complex_, upper, uplo, seed):
+    """solve, inv, det, slogdet, cholesky (lower and upper), eigh and eigvalsh (either
+    triangle) compile to the LAPACK routines NumPy calls (backend/lapack.py), not objmode,
+    for single matrices and stacks, float64 and complex128: values equal the interpreter's
+    (the same routines: eigenvectors with the same signs), gradients to rounding."""
+    r = np.random.default_rng(seed)
+    shape = (*batch, n, n)
+    a, h = r.standard_normal(shape) + 2 * n * np.eye(n), r.standard_normal(shape)
+    b = r.standard_normal((*batch, n, 2))
+    if complex_:
+        a, h, b = (x + 1j * r.standard_normal(x.shape) for x in (a, h, b))
+    h = h @ np.conj(np.swapaxes(h, -1, -2)) + n * np.eye(n)
+    h = h + 0.1 * np.tril(r.standard_normal(shape), -1)     # each triangle its own matrix
+    values, loss = _lapack_program(upper, uplo)
+    jv, jg = fg.jit(values), fg.jit(fg.grad(loss, argnums=(0, 1)))
+    _assert_lapack_native(jv.lower(a, h, b).source)
+    for got, want in zip(jv(a, h, b), fg.api.evaluate(values, a, h, b)):
+        assert got.dtype == want.dtype and got.shape == want.shape
+        np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-13)
+    for got, want in zip(jg(a, h, b), fg.grad(loss, argnums=(0, 1))(a, h, b)):
+        np.testing.assert_allclose(got, want, rtol=1e-9, atol=1e-11)
+
+
+@pytest.mark.filterwarnings("ignore:invalid value encountered:RuntimeWarning")
+def test_compiled_linear_algebra_fails_as_numpy_does():
+    """What NumPy does with NaN, singular and indefinite matrices, compiled: NaN entries (no
+    "must not contain NaN" error, as Numba's own np.linalg raises), det 0 and slogdet
+    (0, -inf) at a singular matrix, LinAlgError from solve/inv of a singular matrix and
+    cholesky of an indefinite one."""
+    values, _ = _lapack_program(False, "L")
+    jv = fg.jit(values)
+    nan = np.array([[2.0, 1.0], [1.0, np.nan]])
+    spd_, b = np.array([[2.0, 1.0], [1.0, 3.0]]), np.ones((2, 2))
+    for x, y in [(nan, spd_), (spd_, nan)]:
+        for got, want in zip(jv(x, y, b), fg.api.evaluate(values, x, y, b)):
+            np.testing.assert_array_equal(got, want)
+    singular = np.array([[1.0, 2.0], [2.0, 4.0]])
+    det = fg.jit(lambda a: (fnp.linalg.det(a), *fnp.linalg.slogdet(a)))
+    assert [float(v) for v in det(singular)] == [0.0, 0.0, -np.inf]
+    for f, x in [(lambda a: fnp.linalg.inv(a), singular),
+                 (lambda a: fnp.linalg.solve(a, np.ones(2)), singular),
+                 (lambda a: fnp.linalg.cholesky(a), -spd_)]:
+        for run in (fg.jit(f), lambda x: fg.api.evaluate(f, x)):
+            with pytest.raises(np.linalg.LinAlgError):
+                run(x)

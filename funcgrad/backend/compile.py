@@ -127,7 +127,7 @@ def compile_program(prog, parallel=False, exits=()) -> Compiled:
     ids = [o.id for o in prog.outs if isinstance(o, Var)]
     fresh = [gen.fresh(o) and ids.count(o.id) == 1 for o in prog.outs]
     messages = _check_messages(prog, {})
-    if messages or gen.impls or "raise IndexError(" in bare:
+    if messages or gen.impls or re.search(r"raise (IndexError|np\.linalg\.LinAlgError)\(", bare):
         fn = _reporting(fn, messages, gen.where)
     return Compiled(fn, gen.consts, source, prog, fresh)
 
@@ -158,14 +158,22 @@ def _reporting(fn, messages, where):
             _locate(exc, where)
             raise
         except Exception as exc:
-            if type(exc) is IndexError and exc.args and isinstance(exc.args[0], str):
-                raise IndexError(_located(exc.args[0], where)) from None
+            text = exc.args[0] if len(exc.args) == 1 and isinstance(exc.args[0], str) else ""
+            m = _MARK.search(text)
+            if m is not None and m.group(1):        # (a primitive failed: NumPy's message)
+                error = type(exc)(text[:m.start()])
+                place = where.get(m.group(2))
+                error.add_note(f"funcgrad: {m.group(1)} failed on values computed"
+                               + (f" at {place}" if place is not None else ""))
+                raise error from None
+            if type(exc) is IndexError and text:
+                raise IndexError(_located(text, where)) from None
             _locate(exc, where)
             raise
     return checked
 
 
-_MARK = re.compile(r" \[(\w+)\]$")
+_MARK = re.compile(r" \[(?:(\w+):)?(\w+)\]$")
 
 
 def _located(text, where):
@@ -173,7 +181,7 @@ def _located(text, where):
     m = _MARK.search(text)
     if m is None:
         return text
-    place = where.get(m.group(1))
+    place = where.get(m.group(2))
     return text[:m.start()] + (f" at {place}" if place is not None else "")
 
 

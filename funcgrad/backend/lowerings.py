@@ -22,6 +22,9 @@ import importlib.util
 
 import numpy as np
 
+from ..ir import Lit
+from .lapack import AVAILABLE as LAPACK
+
 _NUMBA_SCALAR = {"bool": "boolean"}
 
 
@@ -81,31 +84,18 @@ def _basic_index(spec):
     return parts
 
 
-def _advanced(e, n_arrays):
-    """For an index of k integer arrays followed only by full slices: (k, broadcast shape of
-    the arrays, trailing shape); else None."""
-    spec = e.params["spec"]
-    k = n_arrays
-    if k == 0 or any(s[0] != "arr" for s in spec[:k]) or any(
-            s != ("slice", None, None, None) for s in spec[k:]):
-        return None
-    x = e.inputs[0].aval
-    arrays = e.inputs[-k:]
-    bshape = tuple(np.broadcast_shapes(*[a.aval.shape for a in arrays]))
-    return k, bshape, x.shape[k:]
-
-
 def printable(obj):
     """str(obj) with printable characters only: safe in a # comment (no newline can end it),
     and in a string literal once written with repr()."""
     return "".join(c if c.isprintable() else "?" for c in str(obj))
 
 
-def where_mark(name):
+def where_mark(name, prim=None):
     """The end of an error message raised in a kernel for the value `name`: compile.py puts
     the user's line there when it reaches the caller (the compiled text holds no file or line:
-    codegen.Generator.where)."""
-    return f" [{name}]"
+    codegen.Generator.where); with `prim`, it adds a note that this primitive failed there,
+    as for an error NumPy raises in objmode."""
+    return f" [{prim}:{name}]" if prim else f" [{name}]"
 
 
 def _loops(names, sizes):
@@ -121,89 +111,121 @@ def _loops(names, sizes):
     return lines, "    " * len(lines), index
 
 
-def _index_loops(o, x_aval, arrays, array_names, bshape, k):
-    """Loop nest over the broadcast index shape; yields (lines, depth, source position text).
+def _index_plan(e, n_arrays):
+    """How an index spec maps positions, with NumPy's rules: (the indexed region's shape, the
+    source of each region dimension, the source of each input dimension), or None for 0-d
+    boolean entries (objmode). A region dimension is ("b", m): the m-th dimension of the index
+    arrays' broadcast shape, or ("s", d, start, step): a slice of input dimension d, or ("new",).
+    An input dimension is ("s", ...) (its region dimension), ("int", i) or ("arr", k, shape):
+    the k-th index array. The array (and, with arrays, integer) entries are NumPy's advanced
+    indices: their broadcast dimensions stand where they are when adjacent, else first."""
+    x = e.inputs[0].aval
+    spec = list(e.params["spec"])
+    if any(s[0] == "bool" for s in spec):
+        return None
+    spec += [("slice", None, None, None)] * (x.ndim - sum(s[0] != "new" for s in spec))
+    arrays = [v.aval.shape for v in e.inputs[len(e.inputs) - n_arrays:]] if n_arrays else []
+    bshape = tuple(np.broadcast_shapes(*arrays)) if arrays else ()
+    adv = [k for k, s in enumerate(spec) if s[0] == "arr" or (arrays and s[0] == "int")]
+    first = bool(adv) and adv[-1] - adv[0] + 1 != len(adv)
+    region = [("b", m) for m in range(len(bshape))] if first else []
+    sources, d, k = [], 0, 0
+    for at, s in enumerate(spec):
+        if adv and at == adv[0] and not first:
+            region += [("b", m) for m in range(len(bshape))]
+        if s[0] == "new":
+            region.append(("new",))
+            continue
+        n = x.shape[d]
+        if s[0] == "slice":
+            start, _, step = slice(*s[1:]).indices(n)
+            region.append(("s", d, start, step, len(range(*slice(*s[1:]).indices(n)))))
+            sources.append(len(region) - 1)
+        elif s[0] == "int":
+            sources.append(("int", s[1] % n))
+        else:
+            sources.append(("arr", k, arrays[k]))
+            k += 1
+        d += 1
+    sizes = [bshape[r[1]] if r[0] == "b" else r[4] if r[0] == "s" else 1 for r in region]
+    return sizes, region, sources
+
+
+def _index_code(o, e, names, n_arrays):
+    """A loop nest over the indexed region: (lines, indentation, region index, input position).
     An index out of range raises IndexError marked with o (where_mark: the user's line of the
     equation making o, once it reaches the caller)."""
-    lines, pad, b = _loops([f"{o}_b{d}" for d in range(len(bshape))], bshape)
-    pos = []
-    for d, (a, name) in enumerate(zip(arrays, array_names)):
-        shape = a.aval.shape
-        off = len(bshape) - len(shape)
-        at = [("0" if shape[m] == 1 and bshape[off + m] != 1 else b[off + m]) for m in range(len(shape))]
-        j, n = f"{o}_j{d}", x_aval.shape[d]
-        lines.append(pad + f"{j} = {name}[{', '.join(at)}]" if at else pad + f"{j} = {name}")
-        lines.append(pad + f"if {j} < 0:")
-        lines.append(pad + f"    {j} += {n}")
-        lines.append(pad + f"if {j} < 0 or {j} >= {n}:")
-        message = f"index out of bounds for axis {d} with size {n}{where_mark(o)}"
-        lines.append(pad + f"    raise IndexError({message!r})")
-        pos.append(j)
-    return lines, pad, b, pos
-
-
-def _gather_advanced(outs, ins, e):
-    found = _advanced(e, len(ins) - 1)
-    if found is None:
+    plan = _index_plan(e, n_arrays)
+    if plan is None:
         return None
-    k, bshape, rest = found
-    (o,), x = outs, ins[0]
-    x_aval, out = e.inputs[0].aval, e.outputs[0].aval
-    lines, pad, b, pos = _index_loops(o, x_aval, e.inputs[1:], ins[1:], bshape, k)
-    if out.ndim == 0:
-        return lines + [f"{o} = {x}[{', '.join(pos)}]"]
-    if not bshape:                              # 0-d index arrays: one sub-array
-        return lines + [f"{o} = np.ascontiguousarray({x}[{', '.join(pos)}])"]
-    lines.insert(0, f"{o} = np.empty({_tuple(out.shape)}, {dtype_text(out.dtype)})")
-    if not rest:
-        return lines + [pad + f"{o}[{', '.join(b) or '...'}] = {x}[{', '.join(pos)}]"]
-    lines.append(pad + f"{o}_row = {x}[{', '.join(pos)}]")
-    return lines + [pad + line for line in copy_lines(o, f"{o}_row", len(rest), lambda c: b + c)]
-
-
-def _scatter_advanced(outs, ins, e):
-    found = _advanced(e, len(ins) - 2)
-    if found is None:
-        return None
-    k, bshape, rest = found
-    (o,), x, u = outs, ins[0], ins[1]
-    x_aval = e.inputs[0].aval
-    lines, pad, b, pos = _index_loops(o, x_aval, e.inputs[2:], ins[2:], bshape, k)
-    op = {"add": "+=", "set": "=", "mul": "*="}[e.params["mode"]]
-    src = u if e.inputs[1].aval.ndim == 0 or not b else f"{u}[{', '.join(b)}]"
-    if not rest or e.inputs[1].aval.ndim == 0:
-        return [f"{o} = {x}.copy()"] + lines + [pad + f"{o}[{', '.join(pos)}] {op} {src}"]
-    lines += [pad + f"{o}_row = {src}"]           # (a row of u: copied element by element)
-    return [f"{o} = {x}.copy()"] + lines + [
-        pad + line for line in copy_lines(o, f"{o}_row", len(rest), lambda c: pos + c, op)]
+    sizes, region, sources = plan
+    x = e.inputs[0].aval
+    lines, pad, ri = _loops([f"{o}_i{t}" for t in range(len(sizes))], sizes)
+    b_at = {r[1]: ri[t] for t, r in enumerate(region) if r[0] == "b"}
+    nb = len(b_at)
+    pos, body = [], []
+    for d, src in enumerate(sources):
+        if isinstance(src, int):                        # a slice: its region dimension
+            _, _, start, step, _ = region[src]
+            i = ri[src]
+            pos.append(i if (start, step) == (0, 1) else
+                       f"{start} + {i}" if step == 1 else f"{start} + {step} * {i}")
+        elif src[0] == "int":
+            pos.append(str(src[1]))
+        else:
+            _, k, shape = src
+            at = [("0" if shape[m] == 1 else b_at[nb - len(shape) + m]) for m in range(len(shape))]
+            at_k = len(names) - n_arrays + k
+            j, n, name, known = f"{o}_j{d}", x.shape[d], names[at_k], e.inputs[at_k]
+            body.append(f"{j} = {name}[{', '.join(at)}]" if at else f"{j} = {name}")
+            # a constant index in range: no test that cannot fail
+            known = np.asarray(known.val) if isinstance(known, Lit) else None
+            if known is not None and known.size and not -n <= known.min() <= known.max() < n:
+                known = None
+            if known is None or known.size and known.min() < 0:
+                body += [f"if {j} < 0:", f"    {j} += {n}"]
+            if known is None:
+                message = f"index out of bounds for axis {d} with size {n}{where_mark(o)}"
+                body += [f"if {j} < 0 or {j} >= {n}:", f"    raise IndexError({message!r})"]
+            pos.append(j)
+    return lines + [pad + line for line in body], pad, ri, pos
 
 
 def _gather(outs, ins, e):
-    if len(ins) != 1:
-        return _gather_advanced(outs, ins, e)
-    out = e.outputs[0].aval
+    """x[index] for any index of slices, integers, new axes and integer arrays: a view where
+    it is one (basic indexing), else a new array filled element by element."""
+    (o,), out = outs, e.outputs[0].aval
     if e.inputs[0].aval.ndim == 0:              # a scalar: new axes (or 0-d masks) only
-        return [f"{outs[0]} = {ins[0]}" if out.ndim == 0 else
-                f"{outs[0]} = np.full({_tuple(out.shape)}, {ins[0]})"]
-    parts = _basic_index(e.params["spec"])
-    if parts is None:
+        return [f"{o} = {ins[0]}" if out.ndim == 0 else f"{o} = np.full({_tuple(out.shape)}, {ins[0]})"]
+    if len(ins) == 1:
+        parts = _basic_index(e.params["spec"])
+        if parts is not None:
+            return [f"{o} = {ins[0]}[{', '.join(parts)}]" if parts else f"{o} = {ins[0]}"]
+    code = _index_code(o, e, ins, len(ins) - 1)
+    if code is None:
         return None
-    text = f"{ins[0]}[{', '.join(parts)}]" if parts else ins[0]
-    return [f"{outs[0]} = {text}"]          # a view (or a scalar)
+    lines, pad, ri, pos = code
+    if out.ndim == 0:
+        return lines + [f"{o} = {ins[0]}[{', '.join(pos)}]"]
+    return ([f"{o} = np.empty({_tuple(out.shape)}, {dtype_text(out.dtype)})"] + lines
+            + [pad + f"{o}[{', '.join(ri)}] = {ins[0]}[{', '.join(pos)}]"])
 
 
 def _scatter(outs, ins, e):
-    if len(ins) != 2:
-        return _scatter_advanced(outs, ins, e)
-    parts = _basic_index(e.params["spec"])
-    if parts is None:
-        return None
-    (o,), (x, u) = outs, ins
+    """x with x[index] set to, added or multiplied by u (u has the region's shape; repeated
+    positions: the last write wins, or every update counts, as np.add.at/np.multiply.at)."""
+    (o,), (x, u) = outs, ins[:2]
     if e.inputs[0].aval.ndim == 0:
         return _scatter_scalar(o, x, u, e)
+    if e.params["mode"] != "set" and e.outputs[0].aval.dtype == np.bool_:
+        return None
+    code = _index_code(o, e, ins, len(ins) - 2)
+    if code is None:
+        return None
+    lines, pad, ri, pos = code
     op = {"add": "+=", "set": "=", "mul": "*="}[e.params["mode"]]
-    target = f"{o}[{', '.join(parts)}]" if parts else f"{o}[...]"
-    return [f"{o} = {x}.copy()", f"{target} {op} {u}"]
+    src = f"{u}[{', '.join(ri)}]" if e.inputs[1].aval.ndim else u
+    return [f"{o} = {x}.copy()"] + lines + [pad + f"{o}[{', '.join(pos)}] {op} {src}"]
 
 
 def _scatter_scalar(o, x, u, e):
@@ -337,23 +359,69 @@ def _argsort(outs, ins, e):
             + [f"{o} = {o}_r.reshape({_tuple(a.shape)})"])
 
 
+def _stack_of(o, x, aval):
+    """x (..., n, n) as a C-contiguous stack (batch, n, n): the name it is given, and the lines."""
+    n = aval.shape[-1]
+    batch = int(np.prod(aval.shape[:-2], dtype=np.int64))
+    return f"{o}_a", [f"{o}_a = np.ascontiguousarray({x}).reshape({_tuple((batch, n, n))})"]
+
+
+def _unstacked(o, result, aval):
+    """o = the runtime function's stacked result `result`, in o's shape (a scalar for 0-d)."""
+    if aval.ndim == 0:
+        return f"{o} = {result}[0]"
+    return f"{o} = {result}.reshape({_tuple(aval.shape)})"
+
+
+def _failing(o, prim, flag, message):
+    """Raise NumPy's LinAlgError where a LAPACK function's `flag` says it failed, marked with
+    the primitive and the value (where_mark), so that the kernel's caller names the line."""
+    return [f"if {flag}:", f"    raise np.linalg.LinAlgError({message + where_mark(o, prim)!r})"]
+
+
+def _lapack(fn, *args, returns=1, fails=None):
+    """A primitive on (stacks of) square matrices computed by backend/lapack.py's `fn` (the
+    LAPACK routines NumPy calls), for float and complex dtypes; the other dtypes, and Numba
+    versions without the entry points, in objmode. `args`: the params' source text; `fn`
+    returns `returns` arrays, the outputs first, and a failure flag where `fails` (NumPy's
+    message) is given."""
+    def lower(outs, ins, e):
+        a = e.inputs[0].aval
+        if not LAPACK or a.dtype.kind not in "fc" or any(v.aval.dtype.kind not in "fc"
+                                                         for v in e.outputs):
+            return None
+        o = outs[0]
+        name, lines = _stack_of(o, ins[0], a)
+        params = "".join(f", {arg(e.params)}" for arg in args)
+        results = [f"{x}_r" for x in outs] + [f"{o}_r{k}" for k in range(len(outs), returns)]
+        lines.append(f"{', '.join(results + [f'{o}_failed'] * bool(fails))} = "
+                     f"_vm.{fn}({name}{params})")
+        if fails:
+            lines += _failing(o, e.prim.name, f"{o}_failed", fails)
+        return lines + [_unstacked(x, r, v.aval) for x, r, v in zip(outs, results, e.outputs)]
+    return lower
+
+
 def _solve(outs, ins, e):
     """A square system (one matrix, a vector or matrix right-hand side) or a stack of them
-    with matrix right-hand sides of the same batch shape, with LAPACK's gesv through Numba
-    (runtime.py); broadcast stacks and mixed dtypes go to NumPy in objmode."""
+    with matrix right-hand sides of the same batch shape, with LAPACK's gesv as NumPy calls it
+    (lapack.py); broadcast stacks and mixed dtypes go to NumPy in objmode."""
     a, b = (v.aval for v in e.inputs)
-    if not a.dtype == b.dtype == e.outputs[0].aval.dtype or a.dtype.kind not in "fc":
+    if not LAPACK or not a.dtype == b.dtype == e.outputs[0].aval.dtype or a.dtype.kind not in "fc":
         return None
     (o,), (x, y) = outs, ins
+    n = a.shape[-1]
     if a.ndim == 2 and b.ndim <= 2:
-        return [f"{o} = _vm.linalg_solve(np.ascontiguousarray({x}), np.ascontiguousarray({y}))"]
-    if a.ndim > 2 and b.ndim == a.ndim and a.shape[:-2] == b.shape[:-2]:    # a stack, one batch
-        n, k = b.shape[-2:]
-        batch = int(np.prod(a.shape[:-2], dtype=np.int64))
-        return [f"{o}_a = np.ascontiguousarray({x}).reshape({_tuple((batch, n, n))})",
-                f"{o}_b = np.ascontiguousarray({y}).reshape({_tuple((batch, n, k))})",
-                f"{o} = _vm.linalg_solve_stack({o}_a, {o}_b).reshape({_tuple(b.shape)})"]
-    return None
+        batch, k = 1, 1 if b.ndim == 1 else b.shape[-1]
+    elif a.ndim > 2 and b.ndim == a.ndim and a.shape[:-2] == b.shape[:-2]:    # one batch
+        batch, k = int(np.prod(a.shape[:-2], dtype=np.int64)), b.shape[-1]
+    else:
+        return None
+    name, lines = _stack_of(o, x, a)
+    return lines + [f"{o}_b = np.ascontiguousarray({y}).reshape({_tuple((batch, n, k))})",
+                    f"{o}_x, {o}_failed = _vm.lapack_solve({name}, {o}_b)",
+                    *_failing(o, "solve", f"{o}_failed", "Singular matrix"),
+                    f"{o} = {o}_x.reshape({_tuple(b.shape)})"]
 
 
 _ROCKET_FFT = importlib.util.find_spec("rocket_fft") is not None
@@ -408,6 +476,17 @@ LOWERINGS = {
     "cumprod": Lowering(statement=_cumulative),
     "argsort": Lowering(statement=_argsort),
     "solve": Lowering(statement=_solve, fresh=True),
+    "inv": Lowering(statement=_lapack("lapack_inv", fails="Singular matrix"), fresh=True),
+    "det": Lowering(statement=_lapack("lapack_det"), fresh=True),
+    "slogdet": Lowering(statement=_lapack("lapack_slogdet", returns=2), fresh=True),
+    "cholesky": Lowering(statement=_lapack("lapack_cholesky", lambda p: not p["upper"],
+                                           fails="Matrix is not positive definite"), fresh=True),
+    "eigh": Lowering(statement=_lapack("lapack_eigh", lambda p: p["UPLO"] == "L", lambda p: True,
+                                       returns=2, fails="Eigenvalues did not converge"),
+                     fresh=True),
+    "eigvalsh": Lowering(statement=_lapack("lapack_eigh", lambda p: p["UPLO"] == "L",
+                                           lambda p: False, returns=2,
+                                           fails="Eigenvalues did not converge"), fresh=True),
     "fft": Lowering(statement=_fft, fresh=True),
     "debug_check": Lowering(),           # written by codegen with check_code.statement
     # (written by codegen with check_code.fused/scalar; this template is the unchecked value,

@@ -5,9 +5,10 @@ calls, copies, the formatted error messages of its shape checks) into that kerne
 every new process: 6.5 cpu-s for one solve (benchmarks/README.md, compile cost). The
 functions here are ordinary Numba functions with Numba's on-disk cache (`cache=True`): the
 first process on a machine compiles each for the types it meets, every later one loads the
-machine code, and a kernel only calls them (a new kernel calling `linalg_solve` compiles in
-1.3 cpu-s instead of 6.5). Kernels reach them through vecmath (`_vm.linalg_solve`), so a change
-to this file changes every kernel's cache key (cache._vecmath_digest).
+machine code, and a kernel only calls them (a new kernel calling a solve compiles in 1.3
+cpu-s instead of 6.5). Kernels reach them through vecmath (`_vm.dot`), so a change to this
+file changes every kernel's cache key (cache._vecmath_digest). The linear algebra is in
+lapack.py.
 
 Callers pass C-contiguous arrays (np.ascontiguousarray), so each function has one signature
 per dtype and rank.
@@ -16,12 +17,6 @@ import numba
 import numpy as np
 
 _cached = numba.njit(cache=True, error_model="numpy", nogil=True)
-
-
-@_cached
-def linalg_solve(a, b):
-    """np.linalg.solve for one square matrix and a vector or matrix right-hand side."""
-    return np.linalg.solve(a, b)
 
 
 @_cached
@@ -34,13 +29,3 @@ def dot(a, b):
 def dot_into(a, b, out):
     """out = a @ b for 2-d a, b and a C-contiguous 2-d out (a slice of a batch)."""
     np.dot(a, b, out)
-
-
-@_cached
-def linalg_solve_stack(a, b):
-    """np.linalg.solve of each square a[i] with its matrix right-hand side b[i] (a stack of
-    systems, as a Hessian's batched program makes: one LAPACK gesv each)."""
-    out = np.empty(b.shape, b.dtype)
-    for i in range(a.shape[0]):
-        out[i] = np.linalg.solve(a[i], b[i])
-    return out

@@ -1,0 +1,219 @@
+"""Dense linear algebra for kernels, calling LAPACK the way NumPy does, compiled once per machine.
+
+Numba's own np.linalg functions refuse a matrix holding NaN or infinity ("Array must not
+contain infs or NaNs") where NumPy runs LAPACK and returns what LAPACK returns (NaN entries,
+usually): a kernel using them would raise where the interpreter answers. The functions here
+call the routines NumPy calls -- gesv for solve and inv, getrf for det and slogdet, potrf for
+cholesky, syevd/heevd for eigh and eigvalsh -- through Numba's LAPACK entry points (SciPy's
+LAPACK), on Fortran-ordered copies, and fail where NumPy fails: solve and inv of a singular
+matrix, cholesky of a matrix that is not positive definite and eigh that does not converge
+return a flag (their last result, True) on which the kernel raises NumPy's LinAlgError,
+marked with the value it computes so that its caller names the user's line (compile.py); a
+singular matrix has det 0 and slogdet (0, -inf), as in NumPy.
+
+Each takes a stack of C-contiguous matrices, shape (batch, n, n) (one matrix is a stack of
+one), so a function has one signature per dtype whatever the rank of the program's arrays;
+all are in Numba's disk cache (`cache=True`), so only a machine's first process compiles
+them (runtime.py says why). Kernels call them through vecmath (`_vm.lapack_solve`, ...).
+
+The entry points are private names of numba.np.linalg (unchanged since Numba 0.30); where
+they are missing, AVAILABLE is False and these primitives stay in object mode.
+"""
+import numba
+import numpy as np
+from numba import types
+from numba.extending import overload
+
+try:
+    from numba.np.linalg import F_INT_nptype, _LAPACK, ensure_lapack, get_blas_kind
+    AVAILABLE = True
+except ImportError:                                  # (a Numba without them: objmode)
+    AVAILABLE = False
+
+_cached = numba.njit(cache=True, error_model="numpy", nogil=True)
+
+
+def _entry(name, dtype):
+    ensure_lapack()
+    return getattr(_LAPACK(), name)(dtype), ord(get_blas_kind(dtype, name))
+
+
+# Typed calls of the LAPACK entry points. Arguments are Fortran-ordered: a C-contiguous array
+# `at` holding a matrix's transpose (at[j, i] = A[i, j]) is A in Fortran order.
+
+def _gesv(at, ipiv, bt):
+    """Solve A X = B in place of bt (B's transpose, nrhs x n): LAPACK's info."""
+
+
+def _getrf(at, ipiv):
+    """LU factors of A with partial pivoting, in place: LAPACK's info."""
+
+
+def _potrf(at, lower):
+    """The Cholesky factor in the lower (or upper) triangle of A, in place: info."""
+
+
+def _evd(at, w, vectors, lower):
+    """Eigenvalues of Hermitian A into w (eigenvectors into at when `vectors`): info."""
+
+
+if AVAILABLE:
+    @overload(_gesv)
+    def _gesv_typed(at, ipiv, bt):
+        fn, kind = _entry("numba_xgesv", at.dtype)
+        return lambda at, ipiv, bt: fn(kind, at.shape[0], bt.shape[0], at.ctypes, at.shape[0],
+                                       ipiv.ctypes, bt.ctypes, at.shape[0])
+
+    @overload(_getrf)
+    def _getrf_typed(at, ipiv):
+        fn, kind = _entry("numba_xxgetrf", at.dtype)
+        return lambda at, ipiv: fn(kind, at.shape[0], at.shape[0], at.ctypes, at.shape[0],
+                                   ipiv.ctypes)
+
+    @overload(_potrf)
+    def _potrf_typed(at, lower):
+        fn, kind = _entry("numba_xxpotrf", at.dtype)
+        lo, up = ord("L"), ord("U")
+
+        def potrf(at, lower):
+            n = at.shape[0]
+            return fn(kind, lo, n, at.ctypes, n) if lower else fn(kind, up, n, at.ctypes, n)
+        return potrf
+
+    @overload(_evd)
+    def _evd_typed(at, w, vectors, lower):
+        fn, kind = _entry("numba_ez_xxxevd", at.dtype)
+        v, nv, lo, up = ord("V"), ord("N"), ord("L"), ord("U")
+
+        def evd(at, w, vectors, lower):
+            n, job, uplo = at.shape[0], v if vectors else nv, lo if lower else up
+            return fn(kind, job, uplo, n, at.ctypes, n, w.ctypes)
+        return evd
+
+
+def _phase(v):
+    """The sign NumPy's slogdet gives one pivot: -1 or 1 for real v (1 for NaN), v / |v|."""
+
+
+@overload(_phase)
+def _phase_typed(v):
+    if isinstance(v, types.Complex):
+        return lambda v: v / abs(v)
+    return lambda v: -1.0 if v < 0 else 1.0
+
+
+@numba.njit(inline="always")
+def _transposed(a):
+    """A new C-contiguous copy of a 2-d a's transpose: a in Fortran order."""
+    n, m = a.shape
+    at = np.empty((m, n), a.dtype)
+    for i in range(n):
+        for j in range(m):
+            at[j, i] = a[i, j]
+    return at
+
+
+@_cached
+def lapack_solve(a, b):
+    """np.linalg.solve of each a[i] (n x n) with its right-hand sides b[i] (n x k): gesv;
+    (x, singular)."""
+    batch, n, k = b.shape
+    out = np.empty(b.shape, b.dtype)
+    ipiv = np.empty(n, F_INT_nptype)
+    for s in range(batch if n else 0):
+        at, bt = _transposed(a[s]), _transposed(b[s])
+        if _gesv(at, ipiv, bt) != 0:
+            return out, True
+        for i in range(n):
+            for j in range(k):
+                out[s, i, j] = bt[j, i]
+    return out, False
+
+
+@_cached
+def lapack_inv(a):
+    """np.linalg.inv of each a[i]: gesv with the identity as right-hand side, as NumPy does;
+    (inverses, singular)."""
+    batch, n, _ = a.shape
+    out = np.empty(a.shape, a.dtype)
+    ipiv = np.empty(n, F_INT_nptype)
+    for s in range(batch if n else 0):
+        at, xt = _transposed(a[s]), np.zeros((n, n), a.dtype)
+        for i in range(n):
+            xt[i, i] = 1
+        if _gesv(at, ipiv, xt) != 0:
+            return out, True
+        for i in range(n):
+            for j in range(n):
+                out[s, i, j] = xt[j, i]
+    return out, False
+
+
+@_cached
+def lapack_slogdet(a):
+    """np.linalg.slogdet of each a[i] -> (signs, log absolute determinants): getrf, then the
+    pivots' signs and the diagonal's logs; (0, -inf) where getrf finds a zero pivot."""
+    batch, n, _ = a.shape
+    one = np.ones(1, a.dtype)[0]
+    sign = np.empty(batch, a.dtype)
+    logdet = np.empty(batch, np.abs(np.empty(0, a.dtype)).dtype)
+    ipiv = np.empty(n, F_INT_nptype)
+    for s in range(batch):
+        sign[s], logdet[s] = one, 0.0
+        if n == 0:
+            continue
+        at = _transposed(a[s])
+        if _getrf(at, ipiv) > 0:
+            sign[s], logdet[s] = 0 * one, -np.inf
+            continue
+        flips = 0
+        for k in range(n):
+            flips += ipiv[k] != k + 1
+            v = at[k, k]
+            sign[s] *= _phase(v)
+            logdet[s] += np.log(abs(v))
+        if flips % 2:
+            sign[s] = -sign[s]
+    return sign, logdet
+
+
+@_cached
+def lapack_det(a):
+    """np.linalg.det of each a[i]: sign * exp(logabsdet), as NumPy computes it."""
+    sign, logdet = lapack_slogdet(a)
+    return sign * np.exp(logdet)
+
+
+@_cached
+def lapack_cholesky(a, lower):
+    """np.linalg.cholesky of each a[i]: L (lower) or U = L^H (upper=True), reading that
+    triangle of a[i] only; (factors, not positive definite)."""
+    batch, n, _ = a.shape
+    out = np.zeros(a.shape, a.dtype)
+    for s in range(batch if n else 0):
+        at = _transposed(a[s])
+        if _potrf(at, lower) != 0:
+            return out, True
+        for i in range(n):
+            for j in range(i + 1) if lower else range(i, n):
+                out[s, i, j] = at[j, i]
+    return out, False
+
+
+@_cached
+def lapack_eigh(a, lower, vectors):
+    """np.linalg.eigh (vectors) or eigvalsh of each a[i], reading its lower (or upper)
+    triangle: (eigenvalues ascending, eigenvectors as columns (empty when not asked for),
+    not converged)."""
+    batch, n, _ = a.shape
+    w = np.empty((batch, n), np.abs(np.empty(0, a.dtype)).dtype)
+    v = np.empty((batch, n, n) if vectors else (0, n, n), a.dtype)
+    for s in range(batch if n else 0):
+        at = _transposed(a[s])
+        if _evd(at, w[s], vectors, lower) != 0:
+            return w, v, True
+        if vectors:
+            for i in range(n):
+                for j in range(n):
+                    v[s, i, j] = at[j, i]
+    return w, v, False
