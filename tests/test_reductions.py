@@ -213,3 +213,26 @@ def test_ufunc_methods_edge_cases():
         fg.jit(lambda x: np.subtract.reduce(x))(np.ones(300))
     with pytest.raises(fg.MutationError, match=r"a.at\[indices\].add"):
         fg.jit(lambda x: np.add.at(x, [0], 1.0))(np.ones(3))
+
+
+from hypothesis import given, settings, strategies as st  # noqa: E402
+
+
+@settings(max_examples=6, deadline=None)
+@given(shape=st.lists(st.integers(1, 4), min_size=1, max_size=3),
+       dtype=st.sampled_from(["float64", "float32", "int64", "int32"]),
+       seed=st.integers(0, 2 ** 16), nans=st.booleans())
+def test_compiled_argmax_argmin_are_numpys(shape, dtype, seed, nans):
+    """argmax/argmin compile to loops (no objmode) and give NumPy's index along every axis
+    and of the flattened array: the first extreme among ties, the first NaN where there is one."""
+    r = np.random.default_rng(seed)
+    x = r.integers(-2, 3, shape).astype(dtype)          # few values: many ties
+    if nans and x.dtype.kind == "f":
+        x[r.random(shape) < 0.3] = np.nan
+    axes = [None, *range(len(shape))]
+    f = lambda x: [g(x, axis=ax) for g in (fnp.argmax, fnp.argmin) for ax in axes]
+    jf = fg.jit(f)
+    assert "objmode" not in jf.lower(x).source
+    want = [g(x, axis=ax) for g in (np.argmax, np.argmin) for ax in axes]
+    for got, w in zip(jf(x), want):
+        np.testing.assert_array_equal(got, w)

@@ -342,6 +342,39 @@ def _cumulative(outs, ins, e):
         inner + f"{o}[{at}] = {o}_acc"]
 
 
+def _argextreme(outs, ins, e):
+    """argmax/argmin along an axis (or of the flattened array) of an integer or float array:
+    the first extreme, and the first NaN where there is one, as NumPy."""
+    a, (o,), (x,) = e.inputs[0].aval, outs, ins
+    axis = e.params["axis"]
+    if a.dtype.kind not in "iuf" or a.size == 0:
+        return None
+    if axis is None:
+        shape, axis, lines = (a.size,), 0, [f"{o}_x = np.ascontiguousarray({x}).ravel()"]
+    else:
+        shape, lines = a.shape, [f"{o}_x = {x}"]
+    outer = [d for d in range(len(shape)) if d != axis]
+    loops, pad, index = _loops([f"{o}_i{d}" for d in outer], [shape[d] for d in outer])
+    at = list(index)
+    at.insert(axis, "{}")
+    item = f"{o}_x[{', '.join(at)}]"
+    better = ">" if e.prim.name == "argmax" else "<"
+    out = dtype_text(e.outputs[0].aval.dtype)
+    if outer:
+        lines.append(f"{o} = np.empty({_tuple([shape[d] for d in outer])}, {out})")
+    body = [f"{o}_k = 0", f"{o}_best = {item.format('0')}",
+            f"if {o}_best == {o}_best:",
+            f"    for {o}_j in range(1, {shape[axis]}):",
+            f"        {o}_v = {item.format(f'{o}_j')}",
+            f"        if {o}_v != {o}_v:",
+            f"            {o}_k = {o}_j",
+            "            break",
+            f"        if {o}_v {better} {o}_best:",
+            f"            {o}_best, {o}_k = {o}_v, {o}_j",
+            f"{o}[{', '.join(index)}] = {o}_k" if outer else f"{o} = {out}({o}_k)"]
+    return lines + loops + [pad + line for line in body]
+
+
 def _argsort(outs, ins, e):
     """Stable argsort along the last axis (Numba's mergesort, NaN last as in NumPy)."""
     a = e.inputs[0].aval
@@ -475,6 +508,8 @@ LOWERINGS = {
     "cumsum": Lowering(statement=_cumulative),
     "cumprod": Lowering(statement=_cumulative),
     "argsort": Lowering(statement=_argsort),
+    "argmax": Lowering(statement=_argextreme),
+    "argmin": Lowering(statement=_argextreme),
     "solve": Lowering(statement=_solve, fresh=True),
     "inv": Lowering(statement=_lapack("lapack_inv", fails="Singular matrix"), fresh=True),
     "det": Lowering(statement=_lapack("lapack_det"), fresh=True),
