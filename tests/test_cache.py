@@ -21,7 +21,7 @@ from funcgrad.backend import cache
 from funcgrad.ir import Aval
 from funcgrad.primitives import REGISTRY
 
-# A small gradient with objmode helpers (det and, in the backward pass, cofactor), so the standalone module
+# A small gradient with an objmode helper (det's cofactor in the backward pass), so the standalone module
 # imports REGISTRY and rebuilds its helpers. {pre} runs before funcgrad traces anything; it is a
 # single line, so the traced source positions (and the generated source) do not move.
 CODE = """import sys, time, numpy as np, numba, funcgrad, funcgrad as fg, funcgrad.numpy as fnp

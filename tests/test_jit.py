@@ -85,7 +85,7 @@ def test_non_contiguous_inputs():
         _same(jf(x), evaluate(f, x))
 
 
-def test_objmode_fallback_for_linalg_and_gathers():
+def test_solve_of_gathered_rows():
     def f(a, idx):
         return fnp.sum(fnp.linalg.solve(a, a[idx]) ** 2)
     a = rand((4, 4), seed=5) + 4 * np.eye(4)

@@ -330,28 +330,32 @@ def test_compiled_solve_of_a_stack_equals_the_interpreter(batch, n, k, complex_,
         np.testing.assert_allclose(x, y, rtol=1e-10, atol=1e-12)
 
 
-_LAPACK_PRIMS = ("solve", "inv", "det", "slogdet", "cholesky", "eigh", "eigvalsh")
+_LAPACK_PRIMS = ("solve", "inv", "det", "slogdet", "cholesky", "eigh", "eigvalsh", "svd",
+                 "svdvals")
 
 
-def _lapack_program(upper, uplo):
+def _lapack_program(upper, uplo, svd=True):
     def values(a, h, b):
         w, v = fnp.linalg.eigh(h, UPLO=uplo)
         return (fnp.linalg.solve(a, b), fnp.linalg.inv(a), fnp.linalg.det(a),
                 *fnp.linalg.slogdet(a), fnp.linalg.cholesky(h, upper=upper), w, v,
-                fnp.linalg.eigvalsh(h, UPLO="U" if uplo == "L" else "L"))
+                fnp.linalg.eigvalsh(h, UPLO="U" if uplo == "L" else "L"),
+                *((fnp.linalg.svd(a, compute_uv=False), *fnp.linalg.svd(b, full_matrices=upper))
+                  if svd else ()))
 
     def loss(a, h, b):          # real, and invariant under the eigenvectors' phases
-        x, ai, d, sign, logdet, c, w, v, wu = values(a, h, b)
+        x, ai, d, sign, logdet, c, w, v, wu, s, _, sb, _ = values(a, h, b)
         vv = fnp.abs(v) ** 2
         return fnp.real(fnp.sum(x * b) + fnp.sum(ai * a) + fnp.sum(d) + fnp.sum(logdet)
-                        + fnp.sum(c * fnp.conj(c)) + fnp.sum(w * vv[..., 0, :]) + fnp.sum(wu))
+                        + fnp.sum(c * fnp.conj(c)) + fnp.sum(w * vv[..., 0, :]) + fnp.sum(wu)
+                        + fnp.sum(s) + fnp.sum(sb ** 2))
     return values, loss
 
 
 def _assert_lapack_native(src):
     objmode = [p for p in _LAPACK_PRIMS if f"_{p}(" in src.replace("_vm.lapack_", "_vm.")]
     assert not objmode, f"{objmode} in objmode"
-    assert "_vm.lapack_cholesky(" in src and "_vm.lapack_eigh(" in src
+    assert "_vm.lapack_cholesky(" in src and "_vm.lapack_eigh(" in src and "_vm.lapack_svd(" in src
 
 
 @settings(max_examples=4, deadline=None)
@@ -360,9 +364,10 @@ def _assert_lapack_native(src):
        seed=st.integers(0, 2 ** 16))
 def test_compiled_linear_algebra_equals_the_interpreter(batch, n, complex_, upper, uplo, seed):
     """solve, inv, det, slogdet, cholesky (lower and upper), eigh and eigvalsh (either
-    triangle) compile to the LAPACK routines NumPy calls (backend/lapack.py), not objmode,
-    for single matrices and stacks, float64 and complex128: values equal the interpreter's
-    (the same routines: eigenvectors with the same signs), gradients to rounding."""
+    triangle) and svd (full, reduced, values only; square and not) compile to the LAPACK
+    routines NumPy calls (backend/lapack.py), not objmode, for single matrices and stacks,
+    float64 and complex128: values equal the interpreter's (the same routines: eigen- and
+    singular vectors with the same signs), gradients to rounding."""
     r = np.random.default_rng(seed)
     shape = (*batch, n, n)
     a, h = r.standard_normal(shape) + 2 * n * np.eye(n), r.standard_normal(shape)
@@ -386,8 +391,8 @@ def test_compiled_linear_algebra_fails_as_numpy_does():
     """What NumPy does with NaN, singular and indefinite matrices, compiled: NaN entries (no
     "must not contain NaN" error, as Numba's own np.linalg raises), det 0 and slogdet
     (0, -inf) at a singular matrix, LinAlgError from solve/inv of a singular matrix and
-    cholesky of an indefinite one."""
-    values, _ = _lapack_program(False, "L")
+    cholesky of an indefinite one, svd of a matrix with NaN."""
+    values, _ = _lapack_program(False, "L", svd=False)
     jv = fg.jit(values)
     nan = np.array([[2.0, 1.0], [1.0, np.nan]])
     spd_, b = np.array([[2.0, 1.0], [1.0, 3.0]]), np.ones((2, 2))
@@ -399,7 +404,8 @@ def test_compiled_linear_algebra_fails_as_numpy_does():
     assert [float(v) for v in det(singular)] == [0.0, 0.0, -np.inf]
     for f, x in [(lambda a: fnp.linalg.inv(a), singular),
                  (lambda a: fnp.linalg.solve(a, np.ones(2)), singular),
-                 (lambda a: fnp.linalg.cholesky(a), -spd_)]:
+                 (lambda a: fnp.linalg.cholesky(a), -spd_),
+                 (lambda a: fnp.linalg.svd(a)[1], nan)]:
         for run in (fg.jit(f), lambda x: fg.api.evaluate(f, x)):
             with pytest.raises(np.linalg.LinAlgError):
                 run(x)

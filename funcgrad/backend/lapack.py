@@ -57,6 +57,11 @@ def _evd(at, w, vectors, lower):
     """Eigenvalues of Hermitian A into w (eigenvectors into at when `vectors`): info."""
 
 
+def _gesdd(at, s, uf, vf, job, m, n):
+    """Singular values of A (m x n) into s and, for job 1 (reduced) or 2 (full), U and V^H
+    into uf and vf in Fortran order (job 0: values only): info."""
+
+
 if AVAILABLE:
     @overload(_gesv)
     def _gesv_typed(at, ipiv, bt):
@@ -89,6 +94,16 @@ if AVAILABLE:
             n, job, uplo = at.shape[0], v if vectors else nv, lo if lower else up
             return fn(kind, job, uplo, n, at.ctypes, n, w.ctypes)
         return evd
+
+    @overload(_gesdd)
+    def _gesdd_typed(at, s, uf, vf, job, m, n):
+        fn, kind = _entry("numba_ez_gesdd", at.dtype)
+        jobs = (ord("N"), ord("S"), ord("A"))
+
+        def gesdd(at, s, uf, vf, job, m, n):
+            return fn(kind, jobs[job], m, n, at.ctypes, m, s.ctypes, uf.ctypes, uf.shape[1],
+                      vf.ctypes, vf.shape[1])
+        return gesdd
 
 
 def _phase(v):
@@ -217,3 +232,30 @@ def lapack_eigh(a, lower, vectors):
                 for j in range(n):
                     v[s, i, j] = at[j, i]
     return w, v, False
+
+
+@_cached
+def lapack_svd(a, full, vectors):
+    """np.linalg.svd of each a[i] (m x n, not empty): (singular values descending, U, V^H,
+    not converged), U and V^H m x m and n x n (full), m x k and k x n (k = min(m, n)), or
+    empty when not asked for (`vectors` False: np.linalg.svd(compute_uv=False)); gesdd."""
+    batch, m, n = a.shape
+    k = min(m, n)
+    ucol, vrow = (m, n) if full else (k, k)
+    job = 0 if not vectors else 2 if full else 1
+    s = np.empty((batch, k), np.abs(np.empty(0, a.dtype)).dtype)
+    u = np.empty((batch, m, ucol) if vectors else (0, m, ucol), a.dtype)
+    vt = np.empty((batch, vrow, n) if vectors else (0, vrow, n), a.dtype)
+    uf = np.empty((ucol, m) if vectors else (1, 1), a.dtype)    # U (m x ucol) in Fortran order
+    vf = np.empty((n, vrow) if vectors else (1, 1), a.dtype)    # V^H (vrow x n), likewise
+    for b in range(batch):
+        if _gesdd(_transposed(a[b]), s[b], uf, vf, job, m, n) != 0:
+            return s, u, vt, True
+        if vectors:
+            for i in range(m):
+                for j in range(ucol):
+                    u[b, i, j] = uf[j, i]
+            for i in range(vrow):
+                for j in range(n):
+                    vt[b, i, j] = vf[j, i]
+    return s, u, vt, False

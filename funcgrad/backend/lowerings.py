@@ -393,10 +393,9 @@ def _argsort(outs, ins, e):
 
 
 def _stack_of(o, x, aval):
-    """x (..., n, n) as a C-contiguous stack (batch, n, n): the name it is given, and the lines."""
-    n = aval.shape[-1]
-    batch = int(np.prod(aval.shape[:-2], dtype=np.int64))
-    return f"{o}_a", [f"{o}_a = np.ascontiguousarray({x}).reshape({_tuple((batch, n, n))})"]
+    """x (..., m, n) as a C-contiguous stack (batch, m, n): the name it is given, and the lines."""
+    shape = (int(np.prod(aval.shape[:-2], dtype=np.int64)), *aval.shape[-2:])
+    return f"{o}_a", [f"{o}_a = np.ascontiguousarray({x}).reshape({_tuple(shape)})"]
 
 
 def _unstacked(o, result, aval):
@@ -412,26 +411,29 @@ def _failing(o, prim, flag, message):
     return [f"if {flag}:", f"    raise np.linalg.LinAlgError({message + where_mark(o, prim)!r})"]
 
 
-def _lapack(fn, *args, returns=1, fails=None):
-    """A primitive on (stacks of) square matrices computed by backend/lapack.py's `fn` (the
-    LAPACK routines NumPy calls), for float and complex dtypes; the other dtypes, and Numba
-    versions without the entry points, in objmode. `args`: the params' source text; `fn`
-    returns `returns` arrays, the outputs first, and a failure flag where `fails` (NumPy's
-    message) is given."""
+def _lapack(fn, *args, returns=1, fails=None, order=None, when=lambda p: True):
+    """A primitive on (stacks of) matrices computed by backend/lapack.py's `fn` (the LAPACK
+    routines NumPy calls), for float and complex dtypes and params where `when` holds; the
+    others, empty matrices and Numba versions without the entry points, in objmode. `args`:
+    the params' source text; `fn` returns `returns` arrays (the outputs first, or at the
+    positions `order` gives) and a failure flag where `fails` (NumPy's message) is given."""
     def lower(outs, ins, e):
         a = e.inputs[0].aval
-        if not LAPACK or a.dtype.kind not in "fc" or any(v.aval.dtype.kind not in "fc"
-                                                         for v in e.outputs):
+        if not LAPACK or a.dtype.kind not in "fc" or a.size == 0 or not when(e.params) or any(
+                v.aval.dtype.kind not in "fc" for v in e.outputs):
             return None
         o = outs[0]
         name, lines = _stack_of(o, ins[0], a)
         params = "".join(f", {arg(e.params)}" for arg in args)
-        results = [f"{x}_r" for x in outs] + [f"{o}_r{k}" for k in range(len(outs), returns)]
+        at = order or range(len(outs))
+        results = [f"{o}_r{k}" for k in range(returns)]
+        for x, k in zip(outs, at):
+            results[k] = f"{x}_r"
         lines.append(f"{', '.join(results + [f'{o}_failed'] * bool(fails))} = "
                      f"_vm.{fn}({name}{params})")
         if fails:
             lines += _failing(o, e.prim.name, f"{o}_failed", fails)
-        return lines + [_unstacked(x, r, v.aval) for x, r, v in zip(outs, results, e.outputs)]
+        return lines + [_unstacked(x, results[k], v.aval) for x, k, v in zip(outs, at, e.outputs)]
     return lower
 
 
@@ -522,6 +524,12 @@ LOWERINGS = {
     "eigvalsh": Lowering(statement=_lapack("lapack_eigh", lambda p: p["UPLO"] == "L",
                                            lambda p: False, returns=2,
                                            fails="Eigenvalues did not converge"), fresh=True),
+    "svd": Lowering(statement=_lapack("lapack_svd", lambda p: p["full_matrices"], lambda p: True,
+                                      returns=3, order=(1, 0, 2), fails="SVD did not converge",
+                                      when=lambda p: not p["hermitian"]), fresh=True),
+    "svdvals": Lowering(statement=_lapack("lapack_svd", lambda p: False, lambda p: False,
+                                          returns=3, fails="SVD did not converge",
+                                          when=lambda p: not p["hermitian"]), fresh=True),
     "fft": Lowering(statement=_fft, fresh=True),
     "debug_check": Lowering(),           # written by codegen with check_code.statement
     # (written by codegen with check_code.fused/scalar; this template is the unchecked value,
