@@ -149,19 +149,11 @@ def lapack_solve(a, b):
 def lapack_inv(a):
     """np.linalg.inv of each a[i]: gesv with the identity as right-hand side, as NumPy does;
     (inverses, singular)."""
-    batch, n, _ = a.shape
-    out = np.empty(a.shape, a.dtype)
-    ipiv = np.empty(n, F_INT_nptype)
-    for s in range(batch if n else 0):
-        at, xt = _transposed(a[s]), np.zeros((n, n), a.dtype)
-        for i in range(n):
-            xt[i, i] = 1
-        if _gesv(at, ipiv, xt) != 0:
-            return out, True
-        for i in range(n):
-            for j in range(n):
-                out[s, i, j] = xt[j, i]
-    return out, False
+    eye = np.zeros(a.shape, a.dtype)
+    for s in range(a.shape[0]):
+        for i in range(a.shape[1]):
+            eye[s, i, i] = 1
+    return lapack_solve(a, eye)
 
 
 @_cached

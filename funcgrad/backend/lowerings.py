@@ -138,8 +138,8 @@ def _index_plan(e, n_arrays):
             continue
         n = x.shape[d]
         if s[0] == "slice":
-            start, _, step = slice(*s[1:]).indices(n)
-            region.append(("s", d, start, step, len(range(*slice(*s[1:]).indices(n)))))
+            start, stop, step = slice(*s[1:]).indices(n)
+            region.append(("s", d, start, step, len(range(start, stop, step))))
             sources.append(len(region) - 1)
         elif s[0] == "int":
             sources.append(("int", s[1] % n))
