@@ -275,6 +275,37 @@ def test_random_expressions_compiled_equal_numpy(dtype, tops):
         assert_agree(g2, r, a, b, ulps, f"scan body: {top}")
 
 
+@settings(max_examples=40, deadline=None)
+@given(st.integers(2, 4).flatmap(lambda nd: st.lists(st.permutations(range(nd)), min_size=1,
+                                                     max_size=4)),
+       st.integers(-1, 3))
+def test_transpose_chains_fold_to_one_transpose(perms, kept):
+    """fold_constants composes transpose(transpose(x, p), q) into transpose(x, p[q]) (an
+    identity composite into x): the simplified program gives NumPy's result, with one
+    transpose per chain (two when an intermediate result is also returned)."""
+    from funcgrad.transforms.simplify import simplify
+    shape = tuple(range(2, 2 + len(perms[0])))
+    x = np.arange(float(np.prod(shape))).reshape(shape)
+
+    def chain(xp):
+        def f(x):
+            outs, y = [], x
+            for k, p in enumerate(perms):
+                y = xp.transpose(y, p)
+                if k == kept:
+                    outs.append(y * 1.5)
+            return [y] + outs
+        return f
+    prog = simplify(fg.make_ir(chain(fnp))(x))
+    got, want = eval_program(prog, x), chain(np)(x)
+    assert len(got) == len(want)
+    for g, w in zip(got, want):
+        np.testing.assert_array_equal(g, w)
+        assert g.shape == w.shape
+    n = sum(e.prim.name == "transpose" for e in prog.eqns)
+    assert n <= (2 if 0 <= kept < len(perms) - 1 else 1), prog
+
+
 # ---- 3: loops whose derivative step computes nothing ------------------------------------------
 
 def test_regression_loop_with_an_empty_backward_step_compiles():

@@ -7,8 +7,9 @@
   a broadcast of a scalar stays lazy) and forward the identities that are exact in IEEE
   arithmetic, signed zeros, infinities and NaN included: x * 1 and x / 1 (real x), x + (-0.0),
   x - (+0.0), x ** 1 (real x), reshape/transpose/convert that change nothing, a loop carry its
-  body passes through unchanged. (x + 0.0 is not one: -0.0 + 0.0 is +0.0; nor is 0 * x: NaN,
-  inf, -0.0; nor complex z * 1: inf * 0 is in it.)
+  body passes through unchanged; a transpose of a transpose becomes one transpose. (x + 0.0
+  is not one: -0.0 + 0.0 is +0.0; nor is 0 * x: NaN, inf, -0.0; nor complex z * 1: inf * 0
+  is in it.)
 
 Every pass returns a new Program with the same inputs and outputs. Imports funcgrad.ir only.
 """
@@ -134,6 +135,18 @@ def _identity_input(e, defs):
     return None
 
 
+def _composed_transpose(e, defs):
+    """transpose(transpose(x, p), q) -> transpose(x, p[q]): one permutation, the inner one
+    left to DCE when nothing else reads it (an identity composite then folds to x)."""
+    if e.prim.name != "transpose":
+        return e
+    inner = defs.get(getattr(e.inputs[0], "id", None))
+    if inner is None or inner.prim.name != "transpose":
+        return e
+    p, q = inner.params["perm"], e.params["perm"]
+    return Eqn(e.prim, [inner.inputs[0]], e.outputs, {"perm": tuple(p[i] for i in q)}, e.src)
+
+
 def _invariant_carries(e):
     """(output, initial value) of each carry of a scan or while loop that its body passes
     through unchanged: the loop's result is the initial value, whatever the trip count."""
@@ -164,6 +177,7 @@ def fold_constants(prog: Program) -> Program:
             for v, o in zip(e.outputs, outs):
                 ren.sub[v.id] = Lit(np.asarray(o, dtype=v.aval.dtype).reshape(v.aval.shape))
             continue
+        e = _composed_transpose(e, defs)
         ident = _identity_input(e, defs)
         if ident is not None:
             ren.sub[e.outputs[0].id] = ident
