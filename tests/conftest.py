@@ -14,6 +14,44 @@ if _OWN_CACHE is not None:
     os.environ["FUNCGRAD_CACHE_DIR"] = _OWN_CACHE
 
 
+# The quick run and the full run. The README's test command runs the quick one: every test
+# but those listed in slow_tests.txt (the slowest, half of the suite's time). CI runs all of
+# them: FUNCGRAD_TESTS=full before the same command. Naming a test (path::name) or a marker
+# expression (-m) on the command line runs what it selects, listed or not.
+SLOW_LIST = os.path.join(os.path.dirname(__file__), "slow_tests.txt")
+
+
+def slow_test_ids():
+    with open(SLOW_LIST) as f:
+        return {line.strip() for line in f if line.strip() and not line.startswith("#")}
+
+
+def pytest_configure(config):
+    config.addinivalue_line("markers", "slow: in slow_tests.txt; only the full run "
+                                       "(FUNCGRAD_TESTS=full) runs it")
+
+
+def pytest_collection_modifyitems(config, items):
+    slow = slow_test_ids()
+    for item in items:
+        if item.nodeid in slow:
+            item.add_marker(pytest.mark.slow)
+    full = os.environ.get("FUNCGRAD_TESTS", "").lower() == "full"
+    named = config.option.markexpr or any("::" in str(a) for a in config.args)
+    if full or named:
+        return
+    left_out = [item for item in items if item.nodeid in slow]
+    if left_out:
+        config.hook.pytest_deselected(items=left_out)
+        items[:] = [item for item in items if item.nodeid not in slow]
+
+
+def pytest_report_header(config):
+    if os.environ.get("FUNCGRAD_TESTS", "").lower() != "full":
+        return ("quick run: the tests in tests/slow_tests.txt are left out "
+                "(FUNCGRAD_TESTS=full runs them too)")
+
+
 def pytest_sessionfinish(session, exitstatus):
     if _OWN_CACHE is not None:
         shutil.rmtree(_OWN_CACHE, ignore_errors=True)

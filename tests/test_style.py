@@ -38,3 +38,23 @@ def test_check_grads_argnums_holds_other_arguments_fixed():
     import numpy as np
     idx = np.array([2, 0])
     check_grads(lambda x, i: fnp.sum(x[i] ** 3), (np.array([1.0, 2.0, 3.0]), idx), argnums=0)
+
+
+def test_the_slow_list_names_existing_tests():
+    """Every line of tests/slow_tests.txt (the tests only the full run runs) names a test
+    function that exists: a renamed slow test would otherwise move to the quick run unseen."""
+    import ast
+    from conftest import slow_test_ids
+    defined = {}
+    missing = []
+    for node_id in sorted(slow_test_ids()):
+        path, _, name = node_id.partition("::")
+        name = name.split("[", 1)[0]
+        full = os.path.join(ROOT, path)
+        if path not in defined:
+            with open(full) as f:
+                defined[path] = {n.name for n in ast.walk(ast.parse(f.read()))
+                                 if isinstance(n, ast.FunctionDef)}
+        if not name.startswith("test") or name not in defined[path]:
+            missing.append(node_id)
+    assert not missing, f"slow_tests.txt names tests that do not exist: {missing}"
