@@ -16,8 +16,8 @@ if _OWN_CACHE is not None:
 
 # The quick run and the full run. The README's test command runs the quick one: every test
 # but those listed in slow_tests.txt (the slowest, half of the suite's time). CI runs all of
-# them: FUNCGRAD_TESTS=full before the same command. Naming a test (path::name) or a marker
-# expression (-m) on the command line runs what it selects, listed or not.
+# them: FUNCGRAD_TESTS=full before the same command. Naming a test (path::name), a keyword
+# (-k) or a marker expression (-m) on the command line runs what it selects, listed or not.
 SLOW_LIST = os.path.join(os.path.dirname(__file__), "slow_tests.txt")
 
 
@@ -37,7 +37,8 @@ def pytest_collection_modifyitems(config, items):
         if item.nodeid in slow:
             item.add_marker(pytest.mark.slow)
     full = os.environ.get("FUNCGRAD_TESTS", "").lower() == "full"
-    named = config.option.markexpr or any("::" in str(a) for a in config.args)
+    named = (config.option.markexpr or config.option.keyword
+             or any("::" in str(a) for a in config.args))
     if full or named:
         return
     left_out = [item for item in items if item.nodeid in slow]

@@ -479,13 +479,14 @@ def _linalg(a, ab, s, sb, b, r):
         "cholesky(batch)": L.cholesky(sb), "eigh": w[:, None] * q * q,
         "eigvalsh(U)": L.eigvalsh(sb, UPLO="U"), "svd": (u * sv) @ vh, "svdvals": L.svdvals(r),
         "pinv": L.pinv(r), "cofactor": fg.grad(L.det)(a),       # det's gradient
+        "lu_factor": fg.scipy.linalg.lu_factor(a)[0],
     }
 
 
 def _linalg_edge(a0, e, f32):
     """a0: (0,0), e: (0,3,3), an empty batch; f32: (3,3) float32, transposed."""
     return {"det(0x0)": L.det(a0), "inv(empty batch)": L.inv(e),
-            "solve(f32)": L.solve(f32, f32[:, 0])}
+            "solve(f32)": L.solve(f32, f32[:, 0]), "lu_factor(f32)": fg.scipy.linalg.lu_factor(f32)[0]}
 
 
 LINALG_CASES = [

@@ -409,3 +409,57 @@ def test_compiled_linear_algebra_fails_as_numpy_does():
         for run in (fg.jit(f), lambda x: fg.api.evaluate(f, x)):
             with pytest.raises(np.linalg.LinAlgError):
                 run(x)
+
+
+@pytest.mark.filterwarnings("ignore:Diagonal number")         # (SciPy's, at the zero pivot)
+@settings(max_examples=6, deadline=None)
+@given(batch=st.integers(0, 3), n=st.integers(1, 5), complex_=st.booleans(),
+       zeros=st.booleans(), seed=st.integers(0, 2 ** 16))
+def test_compiled_lu_factor_equals_scipy_and_the_interpreter(batch, n, complex_, zeros, seed):
+    """fg.scipy.linalg.lu_factor of a square matrix (and, under vmap, of a stack) compiles to
+    LAPACK's getrf as SciPy calls it (lapack.lapack_lu): lu and piv bit for bit SciPy's (an
+    exact zero pivot included), the gradient that of the interpreter to rounding."""
+    sl = pytest.importorskip("scipy.linalg")
+    r = np.random.default_rng(seed)
+    shape = (batch, n, n) if batch else (n, n)
+    a = r.standard_normal(shape)
+    if complex_:
+        a = a + 1j * r.standard_normal(shape)
+    if zeros:
+        a[..., :, 0] = 0.0                                   # the first pivot is an exact zero
+    w = r.standard_normal(shape)
+    lu_factor = fg.scipy.linalg.lu_factor
+    f = fg.vmap(lu_factor) if batch else lu_factor
+    loss = lambda a: fnp.sum(fnp.real(f(a)[0] * w))
+    src = fg.jit(f).lower(a).source
+    assert "_vm.lapack_lu(" in src and "objmode" not in src
+    lu, piv = fg.jit(f)(a)
+    for k, idx in enumerate(np.ndindex(shape[:-2])):
+        want_lu, want_piv = sl.lu_factor(a[idx], check_finite=False)
+        np.testing.assert_array_equal(lu[idx], want_lu)
+        np.testing.assert_array_equal(piv[idx], want_piv)
+        assert piv.dtype == want_piv.dtype
+    if not zeros:                                          # (a singular U has no gradient)
+        np.testing.assert_allclose(fg.jit(fg.grad(loss))(a), fg.grad(loss)(a), rtol=1e-9,
+                                   atol=1e-11)
+
+
+def test_lu_factor_gradients_are_exact_at_second_order():
+    """The lu primitive's derivative rule against central differences, first and second
+    order, forward and reverse mode, real and complex (check_grads), and the derivative of
+    P A = L U itself: d(L U) = P dA for the pivots chosen."""
+    lu_factor = fg.scipy.linalg.lu_factor
+    a = np.array([[0.1, 1.0, 0.2], [0.5, 0.3, 2.0], [3.0, 0.4, 1.0]])    # rows: a 3-cycle
+    w = rand((3, 3), seed=4)
+    for x in (a, a + 0.5j * rand((3, 3), seed=5)):
+        check_grads(lambda m: fnp.sum(fnp.real(lu_factor(m)[0] * w)), (x,), order=2)
+    lu, piv = lu_factor(a)
+    assert list(piv) == [2, 2, 2]                        # (P is not its own transpose)
+    perm = np.arange(3)
+    for i, p in enumerate(piv):
+        perm[[i, p]] = perm[[p, i]]
+    da = rand((3, 3), seed=6)
+    _, dlu = fg.jvp(lambda m: lu_factor(m)[0], (a,), (da,))
+    low, up = np.tril(lu, -1) + np.eye(3), np.triu(lu)
+    dlow, dup = np.tril(dlu, -1), np.triu(dlu)
+    np.testing.assert_allclose(dlow @ up + low @ dup, da[perm], rtol=1e-12, atol=1e-13)

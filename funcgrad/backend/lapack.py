@@ -3,8 +3,9 @@
 Numba's own np.linalg functions refuse a matrix holding NaN or infinity ("Array must not
 contain infs or NaNs") where NumPy runs LAPACK and returns what LAPACK returns (NaN entries,
 usually): a kernel using them would raise where the interpreter answers. The functions here
-call the routines NumPy calls -- gesv for solve and inv, getrf for det and slogdet, potrf for
-cholesky, syevd/heevd for eigh and eigvalsh -- through Numba's LAPACK entry points (SciPy's
+call the routines NumPy calls -- gesv for solve and inv, getrf for det and slogdet (and for
+scipy.linalg.lu_factor, as SciPy calls it), potrf for cholesky, syevd/heevd for eigh and
+eigvalsh, gesdd for svd -- through Numba's LAPACK entry points (SciPy's
 LAPACK), on Fortran-ordered copies, and fail where NumPy fails: solve and inv of a singular
 matrix, cholesky of a matrix that is not positive definite and eigh that does not converge
 return a flag (their last result, True) on which the kernel raises NumPy's LinAlgError,
@@ -182,6 +183,30 @@ def lapack_slogdet(a):
         if flips % 2:
             sign[s] = -sign[s]
     return sign, logdet
+
+
+@_cached
+def lapack_lu(a):
+    """scipy.linalg.lu_factor of each a[i] (n x n): getrf -> (lu, piv, perm): the packed
+    factors, the 0-based pivots (int32, as SciPy's) and the rows with (P a)[i] = a[perm[i]].
+    An exact zero pivot is no failure here (SciPy warns and returns the factors)."""
+    batch, n, _ = a.shape
+    lu = np.empty(a.shape, a.dtype)
+    piv = np.empty((batch, n), np.int32)
+    perm = np.empty((batch, n), np.int64)
+    ipiv = np.empty(n, F_INT_nptype)
+    for s in range(batch if n else 0):
+        at = _transposed(a[s])
+        _getrf(at, ipiv)
+        for i in range(n):
+            for j in range(n):
+                lu[s, i, j] = at[j, i]
+            piv[s, i] = ipiv[i] - 1
+            perm[s, i] = i
+        for i in range(n):
+            p = piv[s, i]
+            perm[s, i], perm[s, p] = perm[s, p], perm[s, i]
+    return lu, piv, perm
 
 
 @_cached

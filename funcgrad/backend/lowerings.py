@@ -420,7 +420,7 @@ def _lapack(fn, *args, returns=1, fails=None, order=None, when=lambda p: True):
     def lower(outs, ins, e):
         a = e.inputs[0].aval
         if not LAPACK or a.dtype.kind not in "fc" or a.size == 0 or not when(e.params) or any(
-                v.aval.dtype.kind not in "fc" for v in e.outputs):
+                v.aval.dtype.kind not in "fci" for v in e.outputs):
             return None
         o = outs[0]
         name, lines = _stack_of(o, ins[0], a)
@@ -530,6 +530,7 @@ LOWERINGS = {
     "svdvals": Lowering(statement=_lapack("lapack_svd", lambda p: False, lambda p: False,
                                           returns=3, fails="SVD did not converge",
                                           when=lambda p: not p["hermitian"]), fresh=True),
+    "lu": Lowering(statement=_lapack("lapack_lu", returns=3), fresh=True),
     "fft": Lowering(statement=_fft, fresh=True),
     "debug_check": Lowering(),           # written by codegen with check_code.statement
     # (written by codegen with check_code.fused/scalar; this template is the unchecked value,

@@ -1,7 +1,8 @@
 """`funcgrad.numpy.linalg`: NumPy's linear algebra, traceable and differentiable.
 
 Primitives (each evaluated with the NumPy function of the same name, batched over leading
-dimensions): solve, inv, det, slogdet, cholesky, eigh, eigvalsh, svd, svdvals, pinv.
+dimensions): solve, inv, det, slogdet, cholesky, eigh, eigvalsh, svd, svdvals, pinv, eig,
+and lu (scipy.linalg.lu_factor's, for fg.scipy.linalg).
 norm, matrix_power, multi_dot and NumPy 2's aliases are compositions, in
 funcgrad/numpy/_linalg.py. Every vjp rule is written with funcgrad operations (matmul, solve,
 inv, where, ...), so derived programs can be differentiated again.
@@ -513,3 +514,47 @@ def eigvals(a):
         >>> fnp.linalg.eigvals(A)
     """
     return eig_p.bind(_square(a))[0]
+
+
+# ---- LU with partial pivoting (scipy.linalg.lu_factor's; fg.scipy.linalg builds on it) -------
+
+def _lu_impl(a):
+    """(lu, piv, perm) of each square a[..., :, :]: SciPy's packed factors and 0-based pivots
+    (getrf, as SciPy calls it), and the rows perm with (P a)[i] = a[perm[i]]."""
+    import warnings
+
+    import scipy.linalg
+    a = np.asarray(a)
+    n = a.shape[-1]
+    lu, piv = np.empty_like(a), np.empty(a.shape[:-1], np.int32)
+    perm = np.empty(a.shape[:-1], np.int64)
+    for at in np.ndindex(a.shape[:-2] if n else (0,)):
+        with warnings.catch_warnings():       # (an exact zero pivot: the factors still hold)
+            warnings.simplefilter("ignore", scipy.linalg.LinAlgWarning)
+            lu[at], piv[at] = scipy.linalg.lu_factor(a[at], check_finite=False)
+        order = np.arange(n)
+        for i, p in enumerate(piv[at]):
+            order[[i, p]] = order[[p, i]]
+        perm[at] = order
+    return lu, piv, perm
+
+
+def _lu_vjp(cts, a, *, out):
+    # P A = L U, L unit lower, U upper, packed as lu = (L - I) + U. With F = L^-1 P dA U^-1,
+    # dL = L tril(F, -1) and dU = triu(F) U, so for the cotangent C of lu:
+    # Abar = P^T L^-T (tril(L^T C, -1) + triu(C U^T)) U^-T (transposes, not adjoints, as in
+    # every rule here: the pairing is bilinear)
+    ct, (lu, _, perm) = cts[0], out
+    if ct is None:
+        return (None,)
+    n, dt = aval_of(a).shape[-1], aval_of(a).dtype
+    strict = np.tril(np.ones((n, n), dtype=real_dtype(dt)), -1)
+    low, up = lu * strict + np.eye(n, dtype=dt), lu * (1 - strict)
+    g = matmul(_mT(low), ct) * strict + matmul(ct, _mT(up)) * (1 - strict)
+    x = _mT(solve_p.bind(up, _mT(solve_p.bind(_mT(low), g))))          # L^-T G U^-T
+    rows = convert(expand_dims(perm, -1) == np.arange(n), dt)          # P: rows[i, perm[i]] = 1
+    return (matmul(_mT(rows), x),)
+
+
+lu_p = define("lu", batch=STACKED, impl=_lu_impl, multiple_results=True, vjp=_lu_vjp,
+              abstract=lambda a: (a, Aval(a.shape[:-1], np.int32), Aval(a.shape[:-1], np.int64)))

@@ -7,9 +7,10 @@ and batching come from theirs:
   triangular system is solved with its rows and columns reversed (an upper triangular one),
   where the LU factorization does no pivoting: it is then back substitution, as in LAPACK's
   trtrs. cho_solve and lu_solve are two triangular solves.
-* lu_factor is Gaussian elimination with partial pivoting written with fnp operations (the
-  pivot row is chosen as LAPACK's getrf does, the first largest entry), so it returns SciPy's
-  (lu, piv) and its derivative is that of the elimination for the pivots chosen.
+* lu_factor of a square matrix is a primitive (LAPACK's getrf; compiled, it calls getrf too)
+  with its own derivative rule; of a rectangular one, Gaussian elimination with partial
+  pivoting written with fnp operations (the pivot row chosen as getrf does, the first largest
+  entry). Either returns SciPy's (lu, piv), differentiated for the pivots chosen.
 * expm is scaling and squaring with the degree-13 Pade approximant (Higham 2005): A is scaled
   by 2^-s with s chosen from its 1-norm, then squared back s times (at most max_squarings).
 * solve, inv, det, cholesky, eigh, svd, qr and lstsq are fnp.linalg's with SciPy's argument
@@ -27,6 +28,7 @@ import numpy as np
 
 from .. import numpy as fnp
 from ..higher_order import fori_loop, stop_gradient
+from ..primitives.linalg import lu_p
 
 __all__ = ["solve_triangular", "cho_factor", "cho_solve", "lu_factor", "lu_solve", "lu", "expm",
            "solve", "inv", "det", "cholesky", "eigh", "svd", "qr", "lstsq"]
@@ -124,8 +126,10 @@ def cho_solve(c_and_lower, b, overwrite_b=False, check_finite=True):
 def lu_factor(a, overwrite_a=False, check_finite=True):
     """scipy.linalg.lu_factor -> (lu, piv) of an (M, N) matrix: P a = L U with L unit lower
     triangular (below lu's diagonal) and U upper (on and above it); row i was swapped with row
-    piv[i] (LAPACK's ipiv, 0-based). Gaussian elimination with partial pivoting written with
-    funcgrad operations: the derivative is that of the elimination for the pivots chosen.
+    piv[i] (LAPACK's ipiv, 0-based). A square matrix is one primitive (LAPACK's getrf, as SciPy
+    calls it, also in compiled code; its derivative is P^T L^-T (tril(L^T C, -1) + triu(C U^T))
+    U^-T for the pivots chosen); a rectangular one is Gaussian elimination with partial
+    pivoting written with funcgrad operations, differentiated through.
 
         >>> lu, piv = fg.scipy.linalg.lu_factor(np.array([[1.0, 2.0], [3.0, 4.0]]))
         >>> piv
@@ -135,6 +139,9 @@ def lu_factor(a, overwrite_a=False, check_finite=True):
     if a.ndim != 2:
         raise ValueError(f"lu_factor: expected a matrix, got shape {a.shape}")
     m, n = a.shape
+    if m == n:
+        lu_, piv, _ = lu_p.bind(a)
+        return lu_, piv
     rows, cols = np.arange(m), np.arange(n)
     piv = []
     for j in range(min(m, n)):
