@@ -463,3 +463,35 @@ def test_lu_factor_gradients_are_exact_at_second_order():
     low, up = np.tril(lu, -1) + np.eye(3), np.triu(lu)
     dlow, dup = np.tril(dlu, -1), np.triu(dlu)
     np.testing.assert_allclose(dlow @ up + low @ dup, da[perm], rtol=1e-12, atol=1e-13)
+
+
+@pytest.mark.parametrize("shape, dtype, kw", [
+    ((4, 3), np.float64, {}), ((3, 5), np.complex128, {"rcond": 0.3}),
+    ((2, 3, 3), np.float32, {"rtol": None}), ((2, 2), np.float64, {}),
+], ids=["tall", "wide-complex-rcond", "stack-float32-rtol", "rank-1"])
+def test_compiled_pinv_is_numpys(shape, dtype, kw):
+    """pinv compiles to lapack_pinv (gesdd and NumPy's cutoff rcond/rtol/1e-15, not
+    objmode): NumPy's bits in float64 and complex128 (float32: within its rounding, as the
+    svd's), a rank-deficient matrix's small singular values cut as NumPy cuts them; the
+    gradient equals the interpreter's."""
+    r = np.random.default_rng(sum(shape))
+    a = r.standard_normal(shape)
+    if np.dtype(dtype).kind == "c":
+        a = a + 1j * r.standard_normal(shape)
+    if shape == (2, 2):
+        a = np.array([[1.0, 2.0], [2.0, 4.0]])
+    a = a.astype(dtype)
+    f = lambda a: fnp.linalg.pinv(a, **kw)
+    src = fg.jit(f).lower(a).source
+    assert "_vm.lapack_pinv(" in src and "objmode" not in src
+    got, want = fg.jit(f)(a), np.linalg.pinv(a, **kw)
+    assert got.dtype == want.dtype and got.shape == want.shape
+    if dtype == np.float32:
+        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+    else:
+        np.testing.assert_array_equal(got, want)
+    if shape == (4, 3):
+        w = r.standard_normal(want.shape)
+        loss = lambda a: fnp.sum(fnp.linalg.pinv(a) * w)
+        np.testing.assert_allclose(fg.jit(fg.grad(loss))(a), fg.grad(loss)(a), rtol=1e-10,
+                                   atol=1e-12)

@@ -5,7 +5,7 @@ contain infs or NaNs") where NumPy runs LAPACK and returns what LAPACK returns (
 usually): a kernel using them would raise where the interpreter answers. The functions here
 call the routines NumPy calls -- gesv for solve and inv, getrf for det and slogdet (and for
 scipy.linalg.lu_factor, as SciPy calls it), potrf for cholesky, syevd/heevd for eigh and
-eigvalsh, gesdd for svd -- through Numba's LAPACK entry points (SciPy's
+eigvalsh, gesdd for svd and pinv -- through Numba's LAPACK entry points (SciPy's
 LAPACK), on Fortran-ordered copies, and fail where NumPy fails: solve and inv of a singular
 matrix, cholesky of a matrix that is not positive definite and eigh that does not converge
 return a flag (their last result, True) on which the kernel raises NumPy's LinAlgError,
@@ -276,3 +276,25 @@ def lapack_svd(a, full, vectors):
                 for j in range(n):
                     vt[b, i, j] = vf[j, i]
     return s, u, vt, False
+
+
+@_cached
+def lapack_pinv(a, rcond):
+    """np.linalg.pinv of each a[i] (m x n, not empty; not hermitian) as NumPy computes it:
+    the reduced svd of conj(a[i]), 1/s where s > rcond * max(s) (else 0), and
+    V @ (s^-1 * U^T) (transposes of conj(a)'s factors); (pseudo-inverses, not converged)."""
+    batch, m, n = a.shape
+    s, u, vt, failed = lapack_svd(np.conj(a), False, True)
+    out = np.empty((batch, n, m), a.dtype)
+    if failed:
+        return out, True
+    k, one = s.shape[1], np.ones(1, s.dtype)[0]
+    for b in range(batch):
+        cutoff = rcond * np.max(s[b])
+        scaled = np.empty((k, m), a.dtype)              # s^-1 * U^T, row by row
+        for i in range(k):
+            inv = one / s[b, i] if s[b, i] > cutoff else 0 * one
+            for j in range(m):
+                scaled[i, j] = inv * u[b, j, i]
+        out[b] = np.dot(np.ascontiguousarray(vt[b].T), scaled)
+    return out, False

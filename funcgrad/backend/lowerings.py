@@ -459,6 +459,18 @@ def _solve(outs, ins, e):
                     f"{o} = {o}_x.reshape({_tuple(b.shape)})"]
 
 
+def _pinv(outs, ins, e):
+    """np.linalg.pinv through lapack_pinv (svd with gesdd), with NumPy's cutoff: rcond, or
+    rtol (None: max(m, n) * eps), or 1e-15 when neither is given; hermitian in objmode."""
+    kw, a = dict(e.params["kw"]), e.inputs[0].aval
+    rcond = kw.get("rcond")
+    if rcond is None:
+        rtol = kw.get("rtol", 1e-15)
+        rcond = max(a.shape[-2:]) * np.finfo(a.dtype).eps if rtol is None else rtol
+    return _lapack("lapack_pinv", lambda p: repr(float(rcond)), fails="SVD did not converge",
+                   when=lambda p: not p["hermitian"])(outs, ins, e)
+
+
 _ROCKET_FFT = importlib.util.find_spec("rocket_fft") is not None
 _FFT_NORMS = ("backward", "ortho", "forward")
 
@@ -531,6 +543,7 @@ LOWERINGS = {
                                           returns=3, fails="SVD did not converge",
                                           when=lambda p: not p["hermitian"]), fresh=True),
     "lu": Lowering(statement=_lapack("lapack_lu", returns=3), fresh=True),
+    "pinv": Lowering(statement=_pinv, fresh=True),
     "fft": Lowering(statement=_fft, fresh=True),
     "debug_check": Lowering(),           # written by codegen with check_code.statement
     # (written by codegen with check_code.fused/scalar; this template is the unchecked value,
