@@ -495,3 +495,30 @@ def test_compiled_pinv_is_numpys(shape, dtype, kw):
         loss = lambda a: fnp.sum(fnp.linalg.pinv(a) * w)
         np.testing.assert_allclose(fg.jit(fg.grad(loss))(a), fg.grad(loss)(a), rtol=1e-10,
                                    atol=1e-12)
+
+
+@pytest.mark.parametrize("shape, dtype", [((3, 3), np.float64), ((2, 4, 4), np.complex128),
+                                          ((3, 3), np.float32), ((3, 3), "singular")],
+                         ids=["float64", "stack-complex128", "float32", "rank-2-of-3"])
+def test_compiled_det_gradient_is_the_interpreters(shape, dtype):
+    """det's gradient (the cofactor matrix, from the svd) compiles to lapack_cofactor, not
+    objmode: the interpreter's bits in float64 (a singular matrix's rank-1 cofactor matrix
+    included), within rounding for complex128 and float32."""
+    r = np.random.default_rng(7)
+    a = r.standard_normal(shape)
+    if dtype == "singular":
+        a[2] = a[0] + a[1]
+        dtype = np.float64
+    if np.dtype(dtype).kind == "c":
+        a = a + 1j * r.standard_normal(shape)
+    a = a.astype(dtype)
+    g = lambda a: fg.grad(lambda x: fnp.sum(fnp.real(fnp.linalg.det(x))))(a)
+    src = fg.jit(g).lower(a).source
+    assert "_vm.lapack_cofactor(" in src and "objmode" not in src
+    got, want = fg.jit(g)(a), g(a)
+    assert got.dtype == want.dtype
+    if dtype == np.float64:
+        np.testing.assert_array_equal(got, want)
+    else:
+        tol = 1e-5 if dtype == np.float32 else 1e-13
+        np.testing.assert_allclose(got, want, rtol=tol, atol=tol)

@@ -5,7 +5,7 @@ contain infs or NaNs") where NumPy runs LAPACK and returns what LAPACK returns (
 usually): a kernel using them would raise where the interpreter answers. The functions here
 call the routines NumPy calls -- gesv for solve and inv, getrf for det and slogdet (and for
 scipy.linalg.lu_factor, as SciPy calls it), potrf for cholesky, syevd/heevd for eigh and
-eigvalsh, gesdd for svd and pinv -- through Numba's LAPACK entry points (SciPy's
+eigvalsh, gesdd for svd, pinv and det's gradient (the cofactor matrix) -- through Numba's LAPACK entry points (SciPy's
 LAPACK), on Fortran-ordered copies, and fail where NumPy fails: solve and inv of a singular
 matrix, cholesky of a matrix that is not positive definite and eigh that does not converge
 return a flag (their last result, True) on which the kernel raises NumPy's LinAlgError,
@@ -297,4 +297,31 @@ def lapack_pinv(a, rcond):
             for j in range(m):
                 scaled[i, j] = inv * u[b, j, i]
         out[b] = np.dot(np.ascontiguousarray(vt[b].T), scaled)
+    return out, False
+
+
+@_cached
+def lapack_cofactor(a):
+    """The cofactor matrix of each a[i] (n x n, n > 0) as primitives/linalg.py's _cofactor
+    computes it (det's gradient): from the full svd A = U S V^H, det(U) det(V^H) conj(U)
+    adj(S) conj(V^H), adj(S)_jj the product of the other singular values; (cofactors, svd
+    not converged)."""
+    batch, n, _ = a.shape
+    s, u, vt, failed = lapack_svd(a, True, True)
+    out = np.empty(a.shape, a.dtype)
+    if failed:
+        return out, True
+    sign = lapack_det(u) * lapack_det(vt)
+    one = np.ones(1, s.dtype)[0]
+    before, after = np.empty(n, s.dtype), np.empty(n, s.dtype)
+    for b in range(batch):
+        before[0], after[n - 1] = one, one
+        for j in range(1, n):
+            before[j] = before[j - 1] * s[b, j - 1]
+            after[n - 1 - j] = after[n - j] * s[b, n - j]
+        scaled = np.empty((n, n), a.dtype)
+        for i in range(n):
+            for j in range(n):
+                scaled[i, j] = np.conj(u[b, i, j]) * (before[j] * after[j])
+        out[b] = sign[b] * np.dot(scaled, np.conj(vt[b]))
     return out, False

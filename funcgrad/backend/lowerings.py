@@ -544,6 +544,8 @@ LOWERINGS = {
                                           when=lambda p: not p["hermitian"]), fresh=True),
     "lu": Lowering(statement=_lapack("lapack_lu", returns=3), fresh=True),
     "pinv": Lowering(statement=_pinv, fresh=True),
+    "cofactor": Lowering(statement=_lapack("lapack_cofactor", fails="SVD did not converge"),
+                         fresh=True),
     "fft": Lowering(statement=_fft, fresh=True),
     "debug_check": Lowering(),           # written by codegen with check_code.statement
     # (written by codegen with check_code.fused/scalar; this template is the unchecked value,
