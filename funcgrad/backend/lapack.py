@@ -8,9 +8,9 @@ scipy.linalg.lu_factor, as SciPy calls it), potrf for cholesky, syevd/heevd for 
 eigvalsh, gesdd for svd, pinv and det's gradient (the cofactor matrix) -- through Numba's
 LAPACK entry points (SciPy's LAPACK), on Fortran-ordered copies, and fail where NumPy fails:
 solve and inv of a singular matrix, cholesky of a matrix that is not positive definite and
-eigh that does not converge return a flag (their last result, True) on which the kernel raises NumPy's LinAlgError,
-marked with the value it computes so that its caller names the user's line (compile.py); a
-singular matrix has det 0 and slogdet (0, -inf), as in NumPy.
+eigh that does not converge return a flag (their last result, True) on which the kernel raises
+NumPy's LinAlgError, marked with the value it computes so that its caller names the user's
+line (compile.py); a singular matrix has det 0 and slogdet (0, -inf), as in NumPy.
 
 Each takes a stack of C-contiguous matrices, shape (batch, n, n) (one matrix is a stack of
 one), so a function has one signature per dtype whatever the rank of the program's arrays;
