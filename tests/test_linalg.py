@@ -522,3 +522,38 @@ def test_compiled_det_gradient_is_the_interpreters(shape, dtype):
     else:
         tol = 1e-5 if dtype == np.float32 else 1e-13
         np.testing.assert_allclose(got, want, rtol=tol, atol=tol)
+
+
+_ROT = np.array([[0.0, -1.0], [1.0, 0.0]])
+
+
+@pytest.mark.parametrize("a", [
+    rand((4, 4), seed=11), rand((2, 3, 3), seed=12, dtype=complex), _ROT, np.diag([1.0, 2.0, 3.0]),
+    rand((3, 3), seed=13).astype(np.float32)],
+    ids=["real-with-pairs", "stack-complex", "rotation", "diagonal", "float32"])
+def test_compiled_eig_is_numpys(a):
+    """eig and eigvals compile to lapack_eig (geev as NumPy calls it, a real matrix's
+    conjugate pairs unpacked as NumPy unpacks them), not objmode, in float64 and complex128:
+    NumPy's bits. float32 stays in objmode (NumPy's single-precision LAPACK and SciPy's choose
+    an eigenvector's sign differently: found on this matrix). The gradient of a function of
+    the eigenvalues equals the interpreter's."""
+    f = lambda a: fnp.linalg.eig(a)
+    src = fg.jit(f).lower(a).source
+    native = a.dtype != np.float32
+    assert ("_vm.lapack_eig(" in src) == native and ("objmode" not in src) == native
+    (w, v), (want_w, want_v) = fg.jit(f)(a), np.linalg.eig(a)
+    assert w.dtype == np.result_type(a.dtype, np.complex64) and v.shape == want_v.shape
+    np.testing.assert_array_equal(w, want_w.astype(w.dtype))
+    np.testing.assert_array_equal(v, want_v.astype(v.dtype))
+    if a.shape == (4, 4):
+        loss = lambda a: fnp.sum(fnp.real(fnp.linalg.eigvals(a)) ** 2
+                                 + fnp.imag(fnp.linalg.eigvals(a)))
+        np.testing.assert_allclose(fg.jit(fg.grad(loss))(a), fg.grad(loss)(a), rtol=1e-10,
+                                   atol=1e-12)
+
+
+def test_compiled_eig_refuses_nan_as_numpy_does():
+    nan = np.array([[np.nan, 1.0], [0.0, 1.0]])
+    for run in (fg.jit(fnp.linalg.eigvals), np.linalg.eigvals):
+        with pytest.raises(np.linalg.LinAlgError, match="infs or NaNs"):
+            run(nan)

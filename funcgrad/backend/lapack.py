@@ -63,7 +63,37 @@ def _gesdd(at, s, uf, vf, job, m, n):
     into uf and vf in Fortran order (job 0: values only): info."""
 
 
+def _rgeev(at, wr, wi, vf):
+    """Eigenvalues (wr + i wi) and right eigenvectors (the columns of vf's transpose, LAPACK's
+    real packing of conjugate pairs) of a real A, in place: info."""
+
+
+def _cgeev(at, w, vf):
+    """Eigenvalues and right eigenvectors of a complex A: info."""
+
+
 if AVAILABLE:
+    @overload(_rgeev)
+    def _rgeev_typed(at, wr, wi, vf):
+        fn, kind = _entry("numba_ez_rgeev", at.dtype)
+        nv, v = ord("N"), ord("V")
+
+        def geev(at, wr, wi, vf):
+            n = at.shape[0]
+            return fn(kind, nv, v, n, at.ctypes, n, wr.ctypes, wi.ctypes, vf.ctypes, 1,
+                      vf.ctypes, n)
+        return geev
+
+    @overload(_cgeev)
+    def _cgeev_typed(at, w, vf):
+        fn, kind = _entry("numba_ez_cgeev", at.dtype)
+        nv, v = ord("N"), ord("V")
+
+        def geev(at, w, vf):
+            n = at.shape[0]
+            return fn(kind, nv, v, n, at.ctypes, n, w.ctypes, vf.ctypes, 1, vf.ctypes, n)
+        return geev
+
     @overload(_gesv)
     def _gesv_typed(at, ipiv, bt):
         fn, kind = _entry("numba_xgesv", at.dtype)
@@ -325,3 +355,72 @@ def lapack_cofactor(a):
                 scaled[i, j] = np.conj(u[b, i, j]) * (before[j] * after[j])
         out[b] = sign[b] * np.dot(scaled, np.conj(vt[b]))
     return out, False
+
+
+@_cached
+def lapack_eig(a, w, v):
+    """np.linalg.eig of each a[i] (n x n, n > 0) into w (eigenvalues) and v (unit eigenvectors
+    as columns), complex, as NumPy computes them: geev, a real matrix's conjugate pairs
+    unpacked as NumPy unpacks them. Returns 0, 1 (an infinity or NaN in a[i], which NumPy
+    refuses) or 2 (no convergence)."""
+    batch, n, _ = a.shape
+    for b in range(batch):
+        for i in range(n):
+            for j in range(n):
+                if not np.isfinite(a[b, i, j]):
+                    return 1
+    vf = np.empty((n, n), a.dtype)
+    re = np.empty(n, a.dtype)
+    im = np.empty(n, a.dtype)
+    for b in range(batch):
+        at = _transposed(a[b])
+        if _geev_into(at, w[b], re, im, vf) != 0:
+            return 2
+        _unpack(v[b], vf, im)
+    return 0
+
+
+def _geev_into(at, w, re, im, vf):
+    """geev of at into w (complex eigenvalues) and vf: info."""
+
+
+@overload(_geev_into)
+def _geev_into_typed(at, w, re, im, vf):
+    if isinstance(at.dtype, types.Complex):
+        return lambda at, w, re, im, vf: _cgeev(at, w, vf)
+
+    def real(at, w, re, im, vf):
+        info = _rgeev(at, re, im, vf)
+        for k in range(w.shape[0]):
+            w[k] = complex(re[k], im[k])
+        return info
+    return real
+
+
+def _unpack(v, vf, im):
+    """v = the eigenvectors geev left in vf (transposed), as complex columns: a real matrix's
+    conjugate pair (eigenvalue imaginary part im[j] != 0) is vf[j] +- i vf[j + 1]."""
+
+
+@overload(_unpack)
+def _unpack_typed(v, vf, im):
+    if isinstance(vf.dtype, types.Complex):
+        def copy(v, vf, im):
+            for j in range(v.shape[1]):
+                for i in range(v.shape[0]):
+                    v[i, j] = vf[j, i]
+        return copy
+
+    def unpack(v, vf, im):
+        n, j = v.shape[0], 0
+        while j < n:
+            if im[j] == 0:
+                for i in range(n):
+                    v[i, j] = vf[j, i]
+                j += 1
+            else:
+                for i in range(n):
+                    v[i, j] = complex(vf[j, i], vf[j + 1, i])
+                    v[i, j + 1] = complex(vf[j, i], -vf[j + 1, i])
+                j += 2
+    return unpack

@@ -585,7 +585,7 @@ from .complexmath import (c_divide, c_fmax, c_fmin, c_greater, c_greater_equal, 
 from .complexfuncs import *  # noqa: E402,F401,F403  (c_sqrt_complex128, c_sqrt_complex64, ...)
 from .runtime import dot, dot_into  # noqa: E402,F401  (disk-cached, called)
 from .lapack import (  # noqa: E402,F401  (the same)
-    lapack_cholesky, lapack_cofactor, lapack_det, lapack_eigh, lapack_inv, lapack_lu,
+    lapack_cholesky, lapack_cofactor, lapack_det, lapack_eig, lapack_eigh, lapack_inv, lapack_lu,
     lapack_pinv, lapack_slogdet, lapack_solve, lapack_svd)
 
 
