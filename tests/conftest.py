@@ -33,16 +33,13 @@ def pytest_configure(config):
 
 def pytest_collection_modifyitems(config, items):
     slow = slow_test_ids()
-    for item in items:
-        if item.nodeid in slow:
-            item.add_marker(pytest.mark.slow)
+    left_out = [item for item in items if item.nodeid in slow]
+    for item in left_out:
+        item.add_marker(pytest.mark.slow)
     full = os.environ.get("FUNCGRAD_TESTS", "").lower() == "full"
     named = (config.option.markexpr or config.option.keyword
              or any("::" in str(a) for a in config.args))
-    if full or named:
-        return
-    left_out = [item for item in items if item.nodeid in slow]
-    if left_out:
+    if left_out and not (full or named):
         config.hook.pytest_deselected(items=left_out)
         items[:] = [item for item in items if item.nodeid not in slow]
 

@@ -434,7 +434,7 @@ def test_compiled_lu_factor_equals_scipy_and_the_interpreter(batch, n, complex_,
     src = fg.jit(f).lower(a).source
     assert "_vm.lapack_lu(" in src and "objmode" not in src
     lu, piv = fg.jit(f)(a)
-    for k, idx in enumerate(np.ndindex(shape[:-2])):
+    for idx in np.ndindex(shape[:-2]):
         want_lu, want_piv = sl.lu_factor(a[idx], check_finite=False)
         np.testing.assert_array_equal(lu[idx], want_lu)
         np.testing.assert_array_equal(piv[idx], want_piv)

@@ -358,26 +358,28 @@ def lapack_cofactor(a):
 
 
 @_cached
-def lapack_eig(a, w, v):
-    """np.linalg.eig of each a[i] (n x n, n > 0) into w (eigenvalues) and v (unit eigenvectors
-    as columns), complex, as NumPy computes them: geev, a real matrix's conjugate pairs
-    unpacked as NumPy unpacks them. Returns 0, 1 (an infinity or NaN in a[i], which NumPy
-    refuses) or 2 (no convergence)."""
+def lapack_eig(a):
+    """np.linalg.eig of each a[i] (n x n, n > 0; float64 or complex128, as kernels call it)
+    as NumPy computes it: geev, a real matrix's conjugate pairs unpacked as NumPy unpacks
+    them; (eigenvalues, unit eigenvectors as columns, both complex128, and 0, 1 (an infinity
+    or NaN in a, which NumPy refuses) or 2 (no convergence))."""
     batch, n, _ = a.shape
+    w = np.empty((batch, n), np.complex128)
+    v = np.empty(a.shape, np.complex128)
     for b in range(batch):
         for i in range(n):
             for j in range(n):
                 if not np.isfinite(a[b, i, j]):
-                    return 1
+                    return w, v, 1
     vf = np.empty((n, n), a.dtype)
     re = np.empty(n, a.dtype)
     im = np.empty(n, a.dtype)
     for b in range(batch):
         at = _transposed(a[b])
         if _geev_into(at, w[b], re, im, vf) != 0:
-            return 2
+            return w, v, 2
         _unpack(v[b], vf, im)
-    return 0
+    return w, v, 0
 
 
 def _geev_into(at, w, re, im, vf):

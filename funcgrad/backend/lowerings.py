@@ -416,15 +416,16 @@ def _lapack(fn, *args, returns=1, fails=None, order=None, when=lambda p: True, v
     routines NumPy calls), for float and complex dtypes and params where `when` holds; the
     others, empty matrices and Numba versions without the entry points, in objmode. `args`:
     the params' source text; `fn` returns `returns` arrays (the outputs first, or at the
-    positions `order` gives) and a failure flag where `fails` (NumPy's message) is given.
+    positions `order` gives) and a failure flag where `fails` (NumPy's message) is given, or
+    a failure code k where `fails` is a tuple (its k-th message, from 1; 0: no failure).
     vectors: the results include eigen- or singular vectors, whose signs LAPACK chooses; in
     single precision NumPy's LAPACK and SciPy's (which kernels call) can choose differently,
-    so float32 and complex64 stay in objmode (NumPy's own call)."""
+    so only float64 and complex128 compile (float32 and complex64: NumPy's own call)."""
     def lower(outs, ins, e):
         a = e.inputs[0].aval
         if not LAPACK or a.dtype.kind not in "fc" or a.size == 0 or not when(e.params) or any(
                 v.aval.dtype.kind not in "fci" for v in e.outputs) or (
-                vectors and a.dtype.itemsize < (16 if a.dtype.kind == "c" else 8)):
+                vectors and a.dtype not in (np.float64, np.complex128)):
             return None
         o = outs[0]
         name, lines = _stack_of(o, ins[0], a)
@@ -435,7 +436,10 @@ def _lapack(fn, *args, returns=1, fails=None, order=None, when=lambda p: True, v
             results[k] = f"{x}_r"
         lines.append(f"{', '.join(results + [f'{o}_failed'] * bool(fails))} = "
                      f"_vm.{fn}({name}{params})")
-        if fails:
+        if isinstance(fails, tuple):
+            for k, message in enumerate(fails, 1):
+                lines += _failing(o, e.prim.name, f"{o}_failed == {k}", message)
+        elif fails:
             lines += _failing(o, e.prim.name, f"{o}_failed", fails)
         return lines + [_unstacked(x, results[k], v.aval) for x, k, v in zip(outs, at, e.outputs)]
     return lower
@@ -473,25 +477,6 @@ def _pinv(outs, ins, e):
         rcond = max(a.shape[-2:]) * np.finfo(a.dtype).eps if rtol is None else rtol
     return _lapack("lapack_pinv", lambda p: repr(float(rcond)), fails="SVD did not converge",
                    when=lambda p: not p["hermitian"])(outs, ins, e)
-
-
-def _eig(outs, ins, e):
-    """np.linalg.eig (eigvals too) through lapack_eig (geev, as NumPy calls it), which fills
-    the complex buffers it is given and answers 0, 1 (infinity or NaN in the input, which
-    NumPy refuses) or 2 (no convergence)."""
-    a, (w, v) = e.inputs[0].aval, (x.aval for x in e.outputs)
-    if not LAPACK or a.dtype not in (np.float64, np.complex128) or a.size == 0:
-        return None            # (single precision: objmode, as for _lapack's vectors)
-    o = outs[0]
-    name, lines = _stack_of(o, ins[0], a)
-    batch = int(np.prod(a.shape[:-2], dtype=np.int64))
-    return lines + [
-        f"{o}_w = np.empty({_tuple((batch, a.shape[-1]))}, {dtype_text(w.dtype)})",
-        f"{o}_v = np.empty({_tuple((batch, *a.shape[-2:]))}, {dtype_text(v.dtype)})",
-        f"{o}_failed = _vm.lapack_eig({name}, {o}_w, {o}_v)",
-        *_failing(o, "eig", f"{o}_failed == 1", "Array must not contain infs or NaNs"),
-        *_failing(o, "eig", f"{o}_failed == 2", "Eigenvalues did not converge"),
-        _unstacked(outs[0], f"{o}_w", w), _unstacked(outs[1], f"{o}_v", v)]
 
 
 _ROCKET_FFT = importlib.util.find_spec("rocket_fft") is not None
@@ -568,7 +553,8 @@ LOWERINGS = {
                                           when=lambda p: not p["hermitian"]), fresh=True),
     "lu": Lowering(statement=_lapack("lapack_lu", returns=3), fresh=True),
     "pinv": Lowering(statement=_pinv, fresh=True),
-    "eig": Lowering(statement=_eig, fresh=True),
+    "eig": Lowering(statement=_lapack("lapack_eig", returns=2, vectors=True, fails=(
+        "Array must not contain infs or NaNs", "Eigenvalues did not converge")), fresh=True),
     "cofactor": Lowering(statement=_lapack("lapack_cofactor", fails="SVD did not converge"),
                          fresh=True),
     "fft": Lowering(statement=_fft, fresh=True),
