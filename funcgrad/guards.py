@@ -215,9 +215,11 @@ class _Walker:
     """Builds a hashable, comparable key of a value and everything reachable from it that a
     trace could read (see the module docstring)."""
 
-    def __init__(self, by_value=False):
+    def __init__(self, by_value=False, library=False):
         # (a budget bounds the state a guard watches; a traced program is keyed whole)
         self.budget = float("inf") if by_value else _BUDGET
+        # walk library functions' closures too (library: for keys of solver helpers)
+        self.library = by_value or library
         self.seen: dict = {}
         self.var_names: dict = {}
         self.fresh: dict = {}
@@ -240,7 +242,7 @@ class _Walker:
                 if len(_LIBRARY_CODE) > 100_000:
                     _LIBRARY_CODE.clear()
                 lib = _LIBRARY_CODE[code] = _library_file(code.co_filename)
-            if lib and not self.by_value:
+            if lib and not self.library:
                 # funcgrad's and other libraries' functions are fixed once made; funcgrad's
                 # wrappers (grad, vmap, ...) point at the user's function through __wrapped__
                 inner = getattr(v, "__wrapped__", None)
@@ -372,10 +374,13 @@ def state_key(f):
     return _Walker().key(f)
 
 
-def value_key(v):
+def value_key(v, library=False):
     """A key of v by value (numbers, strings, containers, objects' attributes; arrays by
-    identity and content): equal keys mean a trace reading v cannot tell them apart."""
-    return _Walker().key(v)
+    identity and content): equal keys mean a trace reading v cannot tell them apart.
+    library=True: functions made by funcgrad or another library count by their code and
+    closures (an optimizer's update made anew with the same hyperparameters keys the same),
+    not by identity."""
+    return _Walker(library=library).key(v)
 
 
 def trace_key(prog):

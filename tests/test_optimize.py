@@ -189,21 +189,25 @@ def test_root_and_least_squares_refuse_unknown_methods():
 
 
 def test_repeated_calls_reuse_the_compiled_loop_but_see_changed_state():
-    """The runner is reused across calls (no retrace), yet a captured array mutated in place
-    gives the new answer, as the guards of tiering see it."""
+    """The runner is reused across calls (no retrace), also by a fresh but equal lambda, yet
+    a captured array mutated in place gives the new answer, as the guards of tiering see it."""
     from funcgrad.optimize import runners
+    runners.clear()
     c = np.array([1.0, 2.0])
 
     def f(x):
         return fnp.sum((x - c) ** 2) + 0.01 * fnp.sum(x ** 4)
     first = fg.optimize.minimize(f, np.zeros(2)).x
-    (state, run), = runners._RUNNERS[f].values()
+    ((_, run),) = runners.runners("minimize")
     again = fg.optimize.minimize(f, np.zeros(2)).x
     np.testing.assert_array_equal(first, again)
-    assert list(runners._RUNNERS[f].values()) == [(state, run)]          # reused
+    assert [r for _, r in runners.runners("minimize")] == [run]          # reused
+    fresh = [fg.optimize.minimize(lambda x: f(x) + 0.0, np.zeros(2)).x for _ in range(3)]
+    assert len(runners.runners("minimize")) == 2                          # one for the lambdas
+    np.testing.assert_array_equal(fresh[0], fresh[2])
     c[:] = [-1.0, 3.0]                                   # in place
     moved = fg.optimize.minimize(f, np.zeros(2)).x
     assert moved[0] < 0 < first[0] and moved[1] > first[1]
-    assert list(runners._RUNNERS[f].values())[0][1] is not run           # rebuilt
+    assert runners.runners("minimize")[-1][1] is not run                  # rebuilt
     roots = [fg.optimize.root(lambda x: x ** 3 - c, np.ones(2)).x for _ in range(2)]
     np.testing.assert_allclose(roots[0] ** 3, c, rtol=1e-10)

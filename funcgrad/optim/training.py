@@ -125,10 +125,10 @@ def fit(loss, params, optimizer, *, steps, data=None, batch_size=None, has_aux=F
             (p, s), values = scan(step, (params, state), batches, progress=progress)
             return p, s, values
         return run
-    # the compiled loop is reused by later fits of the same loss and optimizer while nothing
+    # the compiled loop is reused by later fits of an equal loss and optimizer (made anew or
+    # not; hyperparameters in the optimizer's state are inputs of the loop) while nothing
     # they read from outside their arguments changes (optimize/runners.py)
-    run = cached_runner(loss, ("fit", optimizer, has_aux, full, progress), make,
-                        also=(optimizer.init, optimizer.update))
+    run = cached_runner(loss, ("fit", has_aux, full, progress), make, also=(optimizer.update,))
 
     if steps == 0:
         return FitResult(params, state, np.zeros(0))

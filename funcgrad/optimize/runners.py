@@ -1,44 +1,80 @@
-"""The compiled runner of a minimiser, reused across calls of the same function.
+"""The compiled loops of fit, minimize, root, least_squares and odeint, reused across calls.
 
-Each fg.optimize call builds a jitted loop around the user's function; tracing it again on
-every call would cost more than running it (tens of milliseconds for L-BFGS). The runner is
-therefore kept per (function, options, structure of x0) and reused while everything the
-function reads from outside its arguments is unchanged -- tiering's guards decide that
-(closure cells, globals, captured arrays by content), so a changed global or a mutated
-captured array gets a fresh trace, never a stale result.
+Each of these builds a jitted loop around the user's function; tracing it again on every call
+would cost more than running it (tens of milliseconds for L-BFGS), and compiling it again
+would cost seconds. A loop is therefore kept under a key of *values*: the solver and its
+options, the structure of x0, and everything the user's function (and an optimizer's update)
+reads from outside its arguments, keyed as tiering's guards key it (closure cells, globals,
+captured arrays by identity and content). So `fit(loss, w, adam(0.05), ...)` with a fresh
+optimizer object each call, or `minimize(lambda w: f(w, data), ...)` with a fresh lambda,
+finds the loop the previous call compiled, while a changed global or a mutated captured array
+gets a fresh trace, never a stale result. Numbers an optimizer keeps in its state (a learning
+rate) are inputs of the loop: changing them compiles nothing.
+
+The table holds the last MAX_RUNNERS loops of the process (least recently used first out),
+with what they captured; `clear()` empties it.
 """
 from __future__ import annotations
 
-import weakref
+import collections
+import threading
 
 import numpy as np
 
 from .. import numpy as fnp
-from ..guards import Unguardable, state_key
+from ..guards import Unguardable, state_key, value_key
 from ..tree_util import tree_flatten
 
-__all__ = ["cached_runner", "tree_signature", "as_float64"]
+__all__ = ["cached_runner", "tree_signature", "as_float64", "clear"]
 
-_RUNNERS: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
-MAX_PER_FUNCTION = 8
+MAX_RUNNERS = 64
+_RUNNERS: "collections.OrderedDict" = collections.OrderedDict()   # key -> runner
+_lock = threading.Lock()
+stats = {"made": 0, "reused": 0}       # this process's lookups (for tests and benchmarks)
+
+
+def runner_key(fun, key, also=()):
+    """The key of a loop: `key` (the solver, its options, the structure of x0), the state of
+    `fun` and the values of the solver's own helpers in `also` (an optimizer's update: a
+    library function whose closure holds the hyperparameters, compared by value). Raises
+    Unguardable or TypeError when they cannot be keyed."""
+    k = (key, state_key(fun), tuple(value_key(g, library=True) for g in also))
+    hash(k)
+    return k
 
 
 def cached_runner(fun, key, make, also=()):
-    """make() -> runner, or the one made before for (fun, key) if the state of fun (and of the
-    functions in `also`, e.g. an optimizer's init and update) is the same."""
+    """make() -> runner, or the runner made before under an equal runner_key."""
     try:
-        state = tuple(state_key(g) for g in (fun, *also))
-        table = _RUNNERS.setdefault(fun, {})
-    except (Unguardable, TypeError):        # unguardable state, or fun not weak-referenceable
+        k = runner_key(fun, key, also)
+    except (Unguardable, TypeError):      # unguardable state, or unhashable options
         return make()
-    hit = table.get(key)
-    if hit is not None and hit[0] == state:
-        return hit[1]
+    with _lock:
+        hit = _RUNNERS.get(k)
+        if hit is not None:
+            _RUNNERS.move_to_end(k)
+            stats["reused"] += 1
+            return hit
     runner = make()
-    if len(table) >= MAX_PER_FUNCTION:
-        table.pop(next(iter(table)))
-    table[key] = (state, runner)
+    with _lock:
+        stats["made"] += 1
+        _RUNNERS[k] = runner
+        while len(_RUNNERS) > MAX_RUNNERS:
+            _RUNNERS.popitem(last=False)
     return runner
+
+
+def runners(kind):
+    """(key, loop) of the loops kept for solver `kind` ("minimize", "fit", "odeint", ...),
+    least recently used first; key: the solver's options as cached_runner was given them."""
+    with _lock:
+        return [(k[0], r) for k, r in _RUNNERS.items() if k[0][0] == kind]
+
+
+def clear():
+    """Forget every kept loop (their kernels stay in the disk cache)."""
+    with _lock:
+        _RUNNERS.clear()
 
 
 def tree_signature(tree):
