@@ -14,6 +14,10 @@ import os
 __all__ = ["config", "Config"]
 
 
+_SWITCH = {"1": True, "true": True, "yes": True, "on": True,
+           "0": False, "false": False, "no": False, "off": False, "": False}
+
+
 class Config:
     """funcgrad's options: read `fg.config.<name>`, set `fg.config.update(name, value)` (or
     assign), set for a block with `fg.config.override(name=value)`, list with
@@ -24,6 +28,12 @@ class Config:
       math.sin(x), x.item(), writing x into a NumPy array), so its derivative is dropped.
       "warn" gives a DroppedDerivativeWarning at your line, "error" raises
       ConcretizationError there, "ignore" says nothing.
+    - `jit_background` (True or False; default True): the first call of a new signature of
+      fg.jit (and of a hot fg.grad & co., which compile through fg.jit) is answered by the
+      interpreter while its kernel compiles in a worker process, and so are later calls
+      until the kernel is ready; nothing waits for a compile unless a loop is too long to
+      interpret. False compiles on the first call, which waits for it (as
+      `fg.jit(f, background=False)` does for one function). Read at each call.
     - `unconverged_derivative` ("warn", "nan" or "ignore"; default "warn"): the implicit
       derivative of fg.optimize's minimize, root or least_squares is asked for, but the
       solver did not converge, so the condition the derivative relies on does not hold.
@@ -41,11 +51,15 @@ class Config:
         object.__setattr__(self, "_table", {})
 
     def define(self, name, default, choices, doc):
-        """Add option `name` (values: `choices`); its environment variable may set it."""
+        """Add option `name` (values: `choices`; (True, False) for a switch, which the
+        environment sets with 1/0, true/false, yes/no or on/off); its environment variable
+        may set it."""
         self._table[name] = (tuple(choices), doc)
         env = os.environ.get(f"FUNCGRAD_{name.upper()}")
         self._values[name] = default
         if env is not None:
+            if set(choices) == {True, False}:
+                env = _SWITCH.get(env.strip().lower(), env)
             self.update(name, env, f"the environment variable FUNCGRAD_{name.upper()}")
 
     def options(self):
@@ -93,3 +107,6 @@ config.define("dropped_derivative", "warn", ("warn", "error", "ignore"),
 config.define("unconverged_derivative", "warn", ("warn", "nan", "ignore"),
               "the implicit derivative of an optimizer that did not converge: warn, NaN, or "
               "say nothing")
+config.define("jit_background", True, (True, False),
+              "compile new kernels in a worker process while the interpreter answers calls "
+              "(False: the first call compiles and waits)")

@@ -44,7 +44,6 @@ from __future__ import annotations
 import functools
 import os
 import random
-import threading
 import types
 import weakref
 
@@ -65,7 +64,8 @@ class PerformanceWarning(UserWarning):
 
 class TieringPolicy:
     """When interpreted transforms get compiled. Environment: FUNCGRAD_JIT_THRESHOLD (0 turns
-    tiering off), FUNCGRAD_JIT_BACKGROUND=1 (compile in a background thread).
+    tiering off). A hot function's compiled form is fg.jit's: its kernel compiles in the
+    background while the interpreter answers (fg.config.jit_background, api/background.py).
 
     Where the counts and compiled forms live: on the function object itself (a plain function
     or functools.partial: an attribute, so they are shared by every fg.grad(f) wrapper and die
@@ -79,7 +79,6 @@ class TieringPolicy:
         # branch bodies counted) would stall a call for a minute or more, so it is compiled
         # only where the caller asks (fg.jit).
         self.max_equations = int(os.environ.get("FUNCGRAD_TIER_MAX_EQUATIONS", "1000"))
-        self.background = os.environ.get("FUNCGRAD_JIT_BACKGROUND", "") not in ("", "0")
         self.generation = 0
 
     def reset(self):
@@ -233,7 +232,7 @@ class _Tier:
         self.state = None         # the state the records and compiled forms below belong to
         self.runs = {}            # sig -> (trace key, identical calls in a row, decisions)
         self.jitted = {}          # sig -> compiled form (hot signatures)
-        self.pending, self.failed = set(), set()
+        self.failed = set()
         self.never = None         # why f is never compiled, once known
         self.guard = None         # guard(f): the state is still self.state (guards.py)
         self.guard_tried, self.guard_misses = False, 0
@@ -285,15 +284,10 @@ class _Tier:
                 self.guard, self.guard_tried = compile_guard(f, state), True
             return jitted, None
         record = self.runs.get(sig)
-        if (record is not None and record[1] >= policy.threshold and sig not in self.pending
-                and sig not in self.failed):
-            jitted = make_jit()
-            if not policy.background:
-                self._keep(sig, jitted)
-                return jitted, None
-            self.pending.add(sig)
-            threading.Thread(target=self._warm, args=(sig, state, jitted, args, kwargs),
-                             daemon=True, name="funcgrad-tiering-compile").start()
+        if record is not None and record[1] >= policy.threshold and sig not in self.failed:
+            jitted = make_jit()          # (its first calls are interpreted while it compiles)
+            self._keep(sig, jitted)
+            return jitted, None
         return None, _Watch(sig)
 
     def observe(self, watch):
@@ -355,16 +349,6 @@ class _Tier:
             warn_at(user_frame(), f"funcgrad will not compile {getattr(f, '__name__', f)}: "
                     f"{why}{advice}", category or RuntimeWarning)
 
-    def _warm(self, sig, state, jitted, args, kwargs):
-        try:
-            jitted(*args, **kwargs)
-            if self.state == state:       # not if the state changed while it compiled
-                self._keep(sig, jitted)
-        except Exception:            # compiling failed: keep interpreting this signature
-            self.failed.add(sig)
-        finally:
-            self.pending.discard(sig)
-
 
 # ---- long loops met while interpreting -----------------------------------------------------
 # Interpreting costs about 2 us per equation per loop step, compiling a loop a fraction of a
@@ -373,6 +357,7 @@ class _Tier:
 LOOP_COMPILE_SECONDS = float(os.environ.get("FUNCGRAD_LOOP_COMPILE_SECONDS", "0.5"))
 EQN_SECONDS = 2e-6
 _loop_compiler = [None]
+NOT_READY = object()  # a compiled form's answer: its kernel is still compiling (interpret)
 LATER = object()    # compile_loop's answer: keep interpreting, ask again after another budget
 
 
@@ -415,11 +400,12 @@ def tiered(f, kind, make_jit, interpreted):
                     jitted = None
                 if jitted is not None:
                     try:
-                        return jitted(*args)
+                        out = jitted(*args)
                     except FloatingPointError:   # fg.debug_nans found the origin: report it
                         raise
                     except Exception:
                         return tier.fall_back(interpreted, args, kwargs)
+                    return interpreted(*args) if out is NOT_READY else out
         tier = memo[1] = policy.tier(f, kind, local)
         memo[0] = policy.generation
         return run_tiered(tier, make_jit, interpreted, args, kwargs)
@@ -438,11 +424,12 @@ def run_tiered(tier, make_jit, interpreted, args, kwargs):
         return interpreted(*args, **kwargs)
     if jitted is not None:
         try:
-            return jitted(*args, **kwargs)
+            out = jitted(*args, **kwargs)
         except FloatingPointError:
             raise
         except Exception:
             return tier.fall_back(interpreted, args, kwargs)
+        return interpreted(*args, **kwargs) if out is NOT_READY else out
     if watch is None:
         return interpreted(*args, **kwargs)
     with watch:

@@ -1,10 +1,11 @@
 """fg.jit by default (funcgrad/api/background.py): the first call of a signature answers from
-the interpreter while a thread compiles the kernel; the next call waits for the kernel and
-runs it. The rest of the suite compiles on the first call (conftest.py); here the default is
-switched back on."""
+the interpreter while the kernel compiles in the worker process; later calls are answered the
+same way until the kernel is ready, then by the kernel. The rest of the suite compiles on the
+first call (conftest.py); here the default is switched back on."""
 import os
 import subprocess
 import sys
+import threading
 import time
 
 import numpy as np
@@ -13,15 +14,30 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 
 import funcgrad as fg
 import funcgrad.numpy as fnp
-from funcgrad.api import jit as jit_mod
 from funcgrad.api.background import Pending
+from funcgrad.backend import worker
 from funcgrad.tiering import policy
 from test_tiering import compiled_in_background
 
 
 @pytest.fixture(autouse=True)
-def background(monkeypatch):
-    monkeypatch.setattr(jit_mod, "BACKGROUND", True)
+def background():
+    with fg.config.override(jit_background=True):
+        yield
+
+
+@pytest.fixture
+def held(monkeypatch):
+    """Background compiles wait for `held.set()` before they start."""
+    gate = threading.Event()
+    compile_elsewhere = worker.compile_elsewhere
+
+    def slow(*args):
+        gate.wait(60)
+        return compile_elsewhere(*args)
+    monkeypatch.setattr(worker, "compile_elsewhere", slow)
+    yield gate
+    gate.set()
 
 
 def loss(w, x):
@@ -36,20 +52,28 @@ def reference(w, x):
     return np.sum(t ** 2) + 0.5 * np.sum(w * w), x.T @ (2 * t * (1 - t ** 2)) + w
 
 
-def test_first_call_answers_from_the_interpreter_and_the_next_runs_the_kernel():
+def test_calls_are_answered_by_the_interpreter_until_the_kernel_is_ready(held):
     jg = fg.jit(fg.value_and_grad(loss))
-    first = jg(W, X)
+    meanwhile = []
+    for _ in range(5):
+        t = time.perf_counter()
+        meanwhile.append(jg(W, X))
+        assert time.perf_counter() - t < 5           # nobody waits for the compile
     (entry,) = jg._entries.values()
-    assert isinstance(entry, Pending)            # compiling in its thread meanwhile
-    second, third = jg(W, X), jg(W, X)
+    assert isinstance(entry, Pending) and not entry.ready
+    jobs = worker.stats["jobs"]
+    held.set()
+    jg.wait()
+    after, again = jg(W, X), jg(W, X)
     (entry,) = jg._entries.values()
     assert not isinstance(entry, Pending) and len(jg._fast) == 1
+    assert worker.stats["jobs"] == jobs + 1          # compiled in the worker process
     want = reference(W, X)
-    for got in (first, second):
+    for got in meanwhile + [after]:
         np.testing.assert_allclose(got[0], want[0], rtol=1e-14)
         np.testing.assert_allclose(got[1], want[1], rtol=1e-14)
-    assert second[0] == third[0] and np.array_equal(second[1], third[1])
-    first[1][:] = 7.0                            # results are the caller's own
+    assert after[0] == again[0] and np.array_equal(after[1], again[1])
+    meanwhile[0][1][:] = 7.0                     # results are the caller's own
     np.testing.assert_allclose(jg(W, X)[1], want[1], rtol=1e-14)
 
 
@@ -84,12 +108,17 @@ def test_first_calls_and_kernels_agree_with_numpy_and_compiling_first(x, k, sign
         np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-12)
 
 
-def test_a_long_scan_in_the_first_call_waits_for_the_kernel():
+def test_a_long_scan_waits_for_the_kernel_and_says_so(monkeypatch, capsys, held):
+    from funcgrad.api import background
+    monkeypatch.setattr(background, "WAIT_NOTICE", 0.0)
+    threading.Timer(1.0, held.set).start()
     f = fg.jit(lambda x: fg.fori_loop(0, 200_000, lambda i, c: c * 0.999999 + 1e-6, x))
     out = f(np.ones(3))
     (entry,) = f._entries.values()
     assert not isinstance(entry, Pending)        # waited for the kernel and ran it
     np.testing.assert_allclose(out, np.ones(3), rtol=1e-9)
+    err = capsys.readouterr().err
+    assert "waiting for the kernel of <lambda> to compile" in err and "is ready after" in err
 
 
 def test_a_long_while_loop_switches_to_the_kernel_once_it_is_ready(monkeypatch):
@@ -109,7 +138,7 @@ def test_a_long_while_loop_switches_to_the_kernel_once_it_is_ready(monkeypatch):
     np.testing.assert_allclose(out, np.sum(np.sin(n)), rtol=1e-9, atol=1e-9)
 
 
-def test_user_errors_come_from_the_first_call_and_compile_failures_from_the_next(monkeypatch):
+def test_user_errors_come_from_the_first_call_and_compile_failures_once_it_failed(monkeypatch):
     with pytest.raises(ValueError, match="test_background.py"):
         fg.jit(lambda a, b: a @ b)(np.ones((2, 3)), np.ones((2, 3)))
     from funcgrad.backend import lowerings
@@ -120,31 +149,74 @@ def test_user_errors_come_from_the_first_call_and_compile_failures_from_the_next
         return fnp.flip(x) * 3.0
     f = fg.jit(flipped)
     np.testing.assert_array_equal(f(np.arange(4.0)), [9.0, 6.0, 3.0, 0.0])
+    f.wait()
     with pytest.raises(fg.FuncgradError, match=r"no_such_function.*# rev.*disable_jit"):
         f(np.arange(4.0))
 
 
-def test_tiering_compiles_in_its_own_thread_without_a_second_one():
-    old = policy.threshold, policy.background
-    policy.threshold, policy.background = 1, True
+def test_tiering_compiles_through_fg_jits_background(held):
+    old = policy.threshold
+    policy.threshold = 1
     try:
         f = lambda x: fnp.sum(fnp.cos(x) * x ** 2)
         x = np.linspace(0, 1, 5)
-        g0, tier = compiled_in_background(f, x)
-        (jitted,) = tier.jitted.values()
+        g0 = [fg.grad(f)(x) for _ in range(4)]          # hot, its kernel held back: answered
+        (jitted,) = policy.tiers(f)[("grad", 0, False)].jitted.values()
+        assert any(isinstance(e, Pending) for e in jitted._entries.values())
+        held.set()
+        g1, tier = compiled_in_background(f, x)
         assert not any(isinstance(e, Pending) for e in jitted._entries.values())
-        np.testing.assert_allclose(fg.grad(f)(x), g0, rtol=1e-13)
+        for g in g0 + [g1, fg.grad(f)(x)]:
+            np.testing.assert_allclose(g, -np.sin(x) * x ** 2 + 2 * x * np.cos(x), rtol=1e-13)
     finally:
-        policy.threshold, policy.background = old
+        policy.threshold = old
+
+
+def test_a_hot_vjp_compiles_in_the_background(held):
+    old = policy.threshold
+    policy.threshold = 1
+    try:
+        f = lambda x: fnp.sin(x) * x
+        x = np.linspace(0, 1, 4)
+        want = np.cos(x) * x + np.sin(x)
+        for _ in range(4):                              # compiling: interpreted meanwhile
+            np.testing.assert_allclose(fg.vjp(f, x)[1](np.ones(4))[0], want, rtol=1e-14)
+        (jitted,) = policy.tiers(f)[("vjp", False)].jitted.values()
+        assert jitted._pending and not jitted._plans
+        held.set()
+        for (pending,) in [list(jitted._pending.values())]:
+            pending.thread.join()
+        np.testing.assert_allclose(fg.vjp(f, x)[1](np.ones(4))[0], want, rtol=1e-14)
+        assert not jitted._pending and jitted._plans
+    finally:
+        policy.threshold = old
 
 
 def test_a_script_may_end_while_a_kernel_compiles(tmp_path):
-    code = ("import numpy as np, funcgrad as fg, funcgrad.numpy as fnp\n"
+    """No worker process is left behind, and the cache stays usable."""
+    code = ("import time, numpy as np, funcgrad as fg, funcgrad.numpy as fnp\n"
+            "from funcgrad.backend import worker\n"
             "g = fg.jit(fg.grad(lambda w: fnp.sum(fnp.tanh(np.ones((8, 8)) @ w) ** 2)))\n"
-            "print(g(np.ones(8))[0])\n")
+            "print(g(np.ones(8))[0])\n"
+            "while worker._worker[0] is None: time.sleep(0.01)\n"
+            "print(worker._worker[0].proc.pid)\n")
     env = dict(os.environ, FUNCGRAD_JIT_BACKGROUND="1", FUNCGRAD_CACHE_DIR=str(tmp_path))
-    res = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
-                         timeout=300)
-    assert res.returncode == 0 and res.stderr == "", res.stderr
     t = np.tanh(8.0)
-    assert float(res.stdout) == pytest.approx(2 * t * (1 - t ** 2) * 8, rel=1e-12)
+    for _ in range(2):
+        res = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
+                             text=True, timeout=300)
+        assert res.returncode == 0 and res.stderr == "", res.stderr
+        value, pid = res.stdout.split()
+        assert float(value) == pytest.approx(2 * t * (1 - t ** 2) * 8, rel=1e-12)
+        deadline = time.time() + 10
+        while _alive(int(pid)) and time.time() < deadline:
+            time.sleep(0.05)
+        assert not _alive(int(pid))
+
+
+def _alive(pid):
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().split(")")[-1].split()[0] != "Z"
+    except FileNotFoundError:
+        return False

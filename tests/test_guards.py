@@ -248,9 +248,9 @@ def test_state_rebuilt_equal_each_call_stays_compiled_and_stops_generating_check
     the walk: the compiled form stays, and after three such calls no more checks are made."""
     import funcgrad as fg
     from funcgrad.tiering import policy
-    old = policy.threshold, policy.background
+    old = policy.threshold
     policy.reset()
-    policy.threshold, policy.background = 2, False
+    policy.threshold = 2
     try:
         g = fg.grad(_rebuilt_loss)
         x = np.array([1.0, -2.0])
@@ -261,5 +261,5 @@ def test_state_rebuilt_equal_each_call_stays_compiled_and_stops_generating_check
         tier = policy.tiers(_rebuilt_loss)[("grad", 0, False)]
         assert tier.guard_misses >= 3 and tier.guard is None and tier.guard_tried
     finally:
-        policy.threshold, policy.background = old
+        policy.threshold = old
         policy.reset()

@@ -12,10 +12,10 @@ from funcgrad.tiering import policy
 
 @pytest.fixture(autouse=True)
 def fresh_policy():
-    old = policy.threshold, policy.background
+    old = policy.threshold
     policy.reset()
     yield
-    policy.threshold, policy.background = old
+    policy.threshold = old
     policy.reset()
 
 
@@ -79,22 +79,28 @@ def test_rebinding_a_global_drops_the_compiled_version():
 
 
 def compiled_in_background(f, x):
-    """fg.grad(f)(x) (interpreted) and f's grad tier, called until its background compile
-    (policy.background) has made it compiled, or 60 s."""
+    """fg.grad(f)(x) and f's grad tier, called until its compiled form's kernel (compiled in
+    the background, fg.config.jit_background) is ready, or 60 s."""
+    from funcgrad.api.background import Pending
     g0 = fg.grad(f)(x)
     tier = policy.tiers(f)[("grad", 0, False)]
+
+    def ready():
+        return tier.jitted and not any(isinstance(e, Pending) for j in tier.jitted.values()
+                                       for e in j._entries.values())
     deadline = time.time() + 60
-    while not tier.jitted and time.time() < deadline:
+    while not ready() and time.time() < deadline:
         time.sleep(0.05)
         fg.grad(f)(x)
     return g0, tier
 
 
 def test_background_compilation_answers_from_interpreter_meanwhile():
-    policy.threshold, policy.background = 1, True
+    policy.threshold = 1
     f = lambda x: fnp.sum(fnp.cos(x) * x)
     x = np.linspace(0, 1, 6)
-    g0, tier = compiled_in_background(f, x)
+    with fg.config.override(jit_background=True):
+        g0, tier = compiled_in_background(f, x)
     assert tier.jitted
     np.testing.assert_allclose(fg.grad(f)(x), g0, rtol=1e-13)
 
@@ -142,19 +148,20 @@ def _helper(x):
 
 
 def test_background_compiling_does_not_disturb_tracing_in_the_main_thread():
-    policy.threshold, policy.background = 2, True
+    policy.threshold = 2
     def f(x):
         for _ in range(8):
             x = fnp.sin(x) * 1.01
         return fnp.sum(x)
     x = np.linspace(0, 1, 3)
     want = fg.grad(f)(x)
-    for _ in range(15):              # the trace stack is per thread
-        np.testing.assert_allclose(fg.grad(f)(x), want, rtol=1e-12)
-        np.testing.assert_allclose(fg.jacfwd(f)(x), want, rtol=1e-12)
-    deadline = time.perf_counter() + 120        # let the compile threads finish (they hold the
-    while any(t.pending for t in policy.tiers(f).values()) and time.perf_counter() < deadline:
-        time.sleep(0.05)                       # compile lock other tests need)
+    with fg.config.override(jit_background=True):
+        for _ in range(15):              # the trace stack is per thread
+            np.testing.assert_allclose(fg.grad(f)(x), want, rtol=1e-12)
+            np.testing.assert_allclose(fg.jacfwd(f)(x), want, rtol=1e-12)
+    for tier in policy.tiers(f).values():       # let the compile threads finish
+        for jitted in tier.jitted.values():
+            jitted.wait()
 
 
 def _long_unrolled(steps):

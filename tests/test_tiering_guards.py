@@ -21,11 +21,11 @@ from funcgrad.tiering import policy
 
 @pytest.fixture(autouse=True)
 def fresh_policy():
-    old = policy.threshold, policy.background
+    old = policy.threshold
     policy.reset()
-    policy.threshold, policy.background = 2, False
+    policy.threshold = 2
     yield
-    policy.threshold, policy.background = old
+    policy.threshold = old
     policy.reset()
 
 

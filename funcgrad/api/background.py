@@ -1,30 +1,38 @@
-"""fg.jit's first call of a new signature: answered by the interpreter while a thread compiles.
+"""fg.jit's new signatures: answered by the interpreter while the kernel compiles elsewhere.
 
-Compiling a kernel takes from a fraction of a second to several seconds (Numba's typing and
-LLVM); interpreting the same program once usually takes milliseconds. So the first call of a
-signature traces f, starts compiling its kernel in a background thread, and answers from the
-reference interpreter (interpreter.py, the same program the kernel is built from). The next
-call of that signature waits for the kernel if it is not ready yet and runs it; from then on
-calls are native, as before. A notebook cell answers at once; a loop waits once, at its second
-call, for what is left of the compile (never longer than compiling on the first call would
-have taken, less the first call's own time).
+Compiling a kernel takes from a fraction of a second to a minute (Numba's typing and LLVM);
+interpreting the same program once usually takes milliseconds. So the first call of a
+signature traces f, starts its kernel compiling, and answers from the reference interpreter
+(interpreter.py, the same program the kernel is built from); later calls of that signature
+are answered the same way, from the same program, until the kernel is ready, and from the
+kernel after that. No call waits for a compile: a notebook cell answers at once, a training
+loop runs interpreted for its first seconds and native after.
 
-Long loops in a first call: a `scan`/`fori_loop` too long to interpret (tiering.loop_is_long)
-stops the interpretation, and the call waits for the kernel and runs it; a `while_loop`
-(trip count unknown) keeps being interpreted, and every LOOP_COMPILE_SECONDS the interpreter
-asks whether the kernel is ready: once it is, the call runs the kernel instead. (L-BFGS on a
-100-dimensional Rosenbrock interprets in about 1 s; its kernel compiles in 7-11 s.)
+Where the compile runs: a thread here (Pending) traces nothing and runs no user code; it
+generates the kernel's source and hands it to the compile worker, a separate process
+(backend/worker.py), and waits for it without holding the GIL. The worker compiles into the
+disk cache; the kernel's first call here loads it (milliseconds). Where the worker cannot be
+used (no disk cache, no interpreter to start), the thread compiles here.
 
-FUNCGRAD_JIT_BACKGROUND=0 compiles on the first call; `fg.jit(f, background=False)` does for
-one function.
+Long loops: a `scan`/`fori_loop` too long to interpret (tiering.loop_is_long) stops the
+interpretation, and the call waits for the kernel, saying on stderr what it waits for and for
+how long so far; a `while_loop` (trip count unknown) keeps being interpreted, and every
+LOOP_COMPILE_SECONDS the interpreter asks whether the kernel is ready: once it is, the call
+runs the kernel instead. (L-BFGS on a 100-dimensional Rosenbrock interprets in about 1 s; its
+kernel compiles in 7-11 s.)
+
+fg.config.jit_background = False (FUNCGRAD_JIT_BACKGROUND=0) compiles on the first call;
+`fg.jit(f, background=False)` does for one function.
 """
 from __future__ import annotations
 
+import sys
 import threading
+import time
 
 from ..interpreter import eval_program
 
-__all__ = ["Pending", "allowed", "interpret_first", "in_first_call", "kernel_ready", "UseKernel"]
+__all__ = ["Pending", "interpret_first", "in_first_call", "kernel_ready", "UseKernel"]
 
 
 class UseKernel(BaseException):
@@ -65,15 +73,17 @@ def interpret_first(prog, args, pending):
 class Pending:
     """A signature whose kernel a background thread is compiling: `build()` returns what the
     signature's entry will be; `join()` waits for it and returns it, or raises what building
-    raised."""
+    raised. `program`: what the first call traced, to answer calls meanwhile (api/jit.py)."""
 
-    __slots__ = ("thread", "result", "error", "key", "hot", "fast_keys")
+    __slots__ = ("thread", "result", "error", "key", "hot", "fast_keys", "name", "program",
+                 "started")
 
-    def __init__(self, build, key):
-        self.result = self.error = None
-        self.key, self.hot, self.fast_keys = key, True, []
+    def __init__(self, build, key, name="the function"):
+        self.result = self.error = self.program = None
+        self.key, self.hot, self.fast_keys, self.name = key, True, [], name
+        self.started = time.perf_counter()
         self.thread = threading.Thread(target=self._run, args=(build,), daemon=True,
-                                       name="funcgrad-jit-compile")  # (see allowed())
+                                       name="funcgrad-jit-compile")
         self.thread.start()
 
     def _run(self, build):
@@ -87,13 +97,41 @@ class Pending:
         return not self.thread.is_alive()
 
     def join(self):
-        self.thread.join()
+        """The entry, once built. A wait longer than WAIT_NOTICE seconds says so on stderr
+        (what compiles, for how long so far), so that it never looks like a hang; Ctrl-C
+        stops the wait (the compile goes on in the background)."""
+        waited = time.perf_counter()
+        noticed = False
+        while self.thread.is_alive():
+            now = time.perf_counter()
+            if now - waited >= WAIT_NOTICE:
+                _notice(f"funcgrad: waiting for the kernel of {self.name} to compile "
+                        f"({now - self.started:.0f} s so far)", final=False)
+                noticed = True
+            self.thread.join(0.25)
+        if noticed:
+            _notice(f"funcgrad: the kernel of {self.name} is ready after "
+                    f"{time.perf_counter() - self.started:.1f} s", final=True)
         if self.error is not None:
             raise self.error
         return self.result
 
 
-def allowed():
-    """Whether a first call in this thread may compile in the background: not in a thread
-    that is itself compiling for funcgrad (tiering's background compile, tiering.py)."""
-    return not threading.current_thread().name.startswith("funcgrad-")
+WAIT_NOTICE = 2.0       # seconds a call waits for a kernel before it says so
+_last_notice = [0.0]
+
+
+def _notice(text, final):
+    """A progress line on stderr: rewritten in place on a terminal, else every 10 s."""
+    stream = sys.stderr
+    try:
+        tty = stream.isatty()
+    except (AttributeError, ValueError):
+        tty = False
+    now = time.perf_counter()
+    if tty:
+        stream.write("\r" + text + ("\n" if final else ""))
+    elif final or now - _last_notice[0] >= 10.0:
+        stream.write(text + "\n")
+        _last_notice[0] = now
+    stream.flush()

@@ -33,9 +33,11 @@ class Entry:
         """The call from the flattened leaves of pytree arguments (tree_key)."""
         return tree_unflatten(self.out_tree, self.run(leaves))
 
-    def precompile(self, vals):
-        """Have Numba compile the kernel for these arguments without running it."""
-        self.compiled.precompile([to_scalar(v) if s else v for v, s in zip(vals, self.scalar_in)])
+    def precompile(self, vals, elsewhere=False):
+        """Have Numba compile the kernel for these arguments without running it (elsewhere:
+        in the compile worker, backend/worker.py)."""
+        self.compiled.precompile([to_scalar(v) if s else v for v, s in zip(vals, self.scalar_in)],
+                                 elsewhere)
 
     def run(self, vals):
         args = [to_scalar(v) if s else v for v, s in zip(vals, self.scalar_in)]

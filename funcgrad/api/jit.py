@@ -22,15 +22,16 @@ from .._errors import (FuncgradError, KernelInterrupted, add_location, array_mem
                        loop_memory_error, warn_at)
 from ..interpreter import eval_program
 from ..ir import Program, aval_of, current_trace, sub_programs
-from ..tiering import LATER, set_loop_compiler, value_key
+from ..tiering import LATER, NOT_READY, set_loop_compiler, value_key
 from ..tracer import trace_flat
 from ..backend.scalarize import scalarize
 from ..transforms.nan_checks import insert_checks
 from ..transforms.simplify import simplify
 from ..tree_util import tree_flatten, tree_unflatten
-from .background import (Pending, UseKernel, allowed, in_first_call, interpret_first,
+from .._config import config
+from .background import (Pending, UseKernel, in_first_call, interpret_first,
                          kernel_ready)
-from .calls import Args, VjpPlan, evaluate, to_numpy, trace_call
+from .calls import Args, VjpPlan, evaluate, fn_name, to_numpy, trace_call
 from .entries import (MISS, PASS_SCALARS, STALE, Entry, Paths, all_hold, fast_key, guard_exits,
                       tree_key)
 from .shipping import jit_state, restore_jit
@@ -144,9 +145,6 @@ def _check_static_argnums(f, static_argnums):
 
 
 MAX_SIGNATURES = int(os.environ.get("FUNCGRAD_JIT_MAX_SIGNATURES", "32"))
-# The first call of a signature answers from the interpreter while its kernel compiles in a
-# thread (background.py); FUNCGRAD_JIT_BACKGROUND=0 compiles on the first call instead
-BACKGROUND = os.environ.get("FUNCGRAD_JIT_BACKGROUND", "1") != "0"
 
 
 class JitFunction:
@@ -156,8 +154,8 @@ class JitFunction:
         self.f = f
         self.static_argnums = _check_static_argnums(f, static_argnums)
         self.parallel = parallel
-        # first call of a signature: answered by the interpreter while its kernel compiles in
-        # a thread (background.py); None: FUNCGRAD_JIT_BACKGROUND (default on)
+        # first call of a signature: answered by the interpreter while its kernel compiles
+        # (background.py); None: fg.config.jit_background (default on)
         self.background = background
         self._entries: dict = {}
         self._fast: dict = {}
@@ -188,6 +186,14 @@ class JitFunction:
         # which leaves are traced: f(array, 1) and f(1, array) have the same avals and statics
         layout = tuple(isinstance(s, int) for s in a.slots)
         return (tuple(a.trees), layout, tuple(a.avals()), statics, nan_checks.mode())
+
+    def wait(self):
+        """Wait until the kernels compiling in the background for this function are ready
+        (before timing it, say); returns self. Compile errors are raised by the next call."""
+        for e in list(self._entries.values()):
+            if isinstance(e, Pending):
+                e.thread.join()
+        return self
 
     def lower(self, *args, **kwargs):
         """Trace and simplify for these arguments; `.source` is the generated code."""
@@ -237,7 +243,7 @@ class JitFunction:
                 entry, first = self._compile_shipped(sig, a)
                 self._remember(sig, entry, key if entry.fast is not None else None)
                 return first
-            if (self.background if self.background is not None else BACKGROUND) and allowed():
+            if self.background if self.background is not None else config.jit_background:
                 first = self._start(sig, a, key)
                 if first is not MISS:
                     return first
@@ -247,6 +253,10 @@ class JitFunction:
                 self._remember(sig, entry, key if entry.fast is not None else None)
                 return first
         if isinstance(entry, Pending):
+            if not entry.ready:                 # still compiling: the interpreter answers
+                out = self._meanwhile(entry, a, args, kwargs)
+                if out is not MISS:
+                    return out
             entry = self._finish(sig, entry)
         if not kwargs and not self.static_argnums and not a.converted:
             self._remember_tree(entry, args, len(a.dyn_vals))
@@ -309,11 +319,25 @@ class JitFunction:
             entry = self._entry(prog, out_tree, n_out, guards)
             _first_run(entry, vals, self.f, precompile=True)
             return _with_paths(entry, n_out, guards)
-        pending = Pending(build, key)
+        pending = Pending(build, key, fn_name(self.f))
+        pending.program = (prog, consts, out_tree, n_out, bool(guards))
         self._remember(sig, pending, None)
         out = interpret_first(prog, [*consts, *vals], pending)
         if out is None:
             self._finish(sig, pending)
+            return MISS
+        return tree_unflatten(out_tree, [to_numpy(o) for o in out[:n_out]])
+
+    def _meanwhile(self, pending, a, args, kwargs):
+        """A call of a signature whose kernel is still compiling, answered by the interpreter
+        (MISS: it holds a loop too long to interpret; wait for the kernel instead). The
+        program traced by the first call serves, unless Python control flow read traced
+        values there: then this call is traced anew (its path may differ)."""
+        prog, consts, out_tree, n_out, guarded = pending.program
+        if guarded:
+            return evaluate(self.f, *args, **kwargs)
+        out = interpret_first(prog, [*consts, *a.dyn_vals], pending)
+        if out is None:
             return MISS
         return tree_unflatten(out_tree, [to_numpy(o) for o in out[:n_out]])
 
@@ -417,7 +441,7 @@ def _first_run(entry, vals, f, precompile=False):
     compilation failure becomes an error that names the equation and the user's line it came
     from (the generated line's nearest comment)."""
     try:
-        return entry.precompile(vals) if precompile else entry.run(vals)
+        return entry.precompile(vals, elsewhere=True) if precompile else entry.run(vals)
     except Exception as exc:
         err = _numba_error(entry, exc, f)
         if err is exc:
@@ -469,16 +493,23 @@ def jit(f=None, *, static_argnums=(), parallel=False, background=None):
 class VjpJit:
     """fg.vjp compiled: per signature, the forward and backward programs become two kernels
     (used by tiering once fg.vjp(f, ...) is hot). Where f's Python control flow reads traced
-    values, one plan per path, as in JitFunction: the forward kernel returns the guards."""
+    values, one plan per path, as in JitFunction: the forward kernel returns the guards.
+    A signature's first plan compiles in the background (fg.config.jit_background): until
+    it is ready, calls return NOT_READY and tiering answers them from the interpreter."""
 
     def __init__(self, f, has_aux=False):
-        self.f, self.has_aux, self._plans = f, has_aux, {}
+        self.f, self.has_aux, self._plans, self._pending = f, has_aux, {}, {}
 
     def __call__(self, *primals):
-        from ..backend.compile import compile_program
         a = Args(self.f, primals, {}, diff_argnums=tuple(range(len(primals))))
         sig = (tuple(a.trees), tuple(a.avals()))
-        paths = self._plans.setdefault(sig, [])
+        pending = self._pending.get(sig)
+        if pending is not None:
+            if not pending.ready:
+                return NOT_READY
+            del self._pending[sig]
+            self._plans.setdefault(sig, []).insert(0, pending.join())
+        paths = self._plans.get(sig, [])
         for k, (plan, fwd, bwd, expected) in enumerate(paths):
             try:
                 res = fwd.run(list(plan.consts) + list(a.dyn_vals))
@@ -495,10 +526,28 @@ class VjpJit:
         if len(paths) >= MAX_PATHS:          # (tiering then interprets this signature)
             raise FuncgradError(_too_many_paths(self.f))
         exits = guard_exits(plan.n_out - plan.n_guards, guards)
-        fwd, bwd = (Entry(compile_program(prepare(p), exits=x), None, p.in_avals, p.out_avals)
-                    for p, x in ((plan.fwd, exits), (plan.bwd, ())))
-        paths.insert(0, (plan, fwd, bwd, [(value, kind) for _, value, kind, _ in guards]))
+        programs = [(prepare(plan.fwd), exits), (prepare(plan.bwd), ())]
+        expected = [(value, kind) for _, value, kind, _ in guards]
+        if not paths and config.jit_background:
+            vals = list(a.dyn_vals)
+
+            def build():
+                fwd, bwd = _vjp_entries(programs)
+                fwd.precompile(vals, elsewhere=True)       # (the backward pass's inputs:
+                bwd.precompile([np.zeros(v.shape, v.dtype)  # their types are what counts)
+                                for v in programs[1][0].in_avals], elsewhere=True)
+                return plan, fwd, bwd, expected
+            self._pending[sig] = Pending(build, None, fn_name(self.f))
+            return NOT_READY
+        fwd, bwd = _vjp_entries(programs)
+        self._plans.setdefault(sig, []).insert(0, (plan, fwd, bwd, expected))
         return plan.run(a, fwd.run, bwd.run)
+
+
+def _vjp_entries(programs):
+    from ..backend.compile import compile_program
+    return [Entry(compile_program(p, exits=x), None, p.in_avals, p.out_avals)
+            for p, x in programs]
 
 
 def _compile_loop(prim, args, params):

@@ -35,20 +35,35 @@ def kernels_made():
 
 class Compiled:
     """A compiled program: the Numba function, its constant arguments and its source.
-    fresh_outs[i]: output i is allocated anew by every call (it can alias nothing)."""
+    fresh_outs[i]: output i is allocated anew by every call (it can alias nothing).
+    dispatcher: the Numba dispatcher behind fn (None for an interpreted program); module: the
+    (module text, parallel) it was loaded from in the disk cache, or None."""
 
-    __slots__ = ("fn", "consts", "source", "program", "fresh_outs")
+    __slots__ = ("fn", "consts", "source", "program", "fresh_outs", "dispatcher", "module")
 
-    def __init__(self, fn, consts, source, program, fresh_outs=None):
+    def __init__(self, fn, consts, source, program, fresh_outs=None, dispatcher=None,
+                 module=None):
         self.fn, self.consts, self.source, self.program = fn, consts, source, program
         self.fresh_outs = fresh_outs or [False] * len(program.outs)
+        self.dispatcher, self.module = dispatcher, module
 
-    def precompile(self, args):
-        """Have Numba compile for these arguments' types without running the kernel."""
-        compile_ = getattr(self.fn, "compile", None)     # (not for an interpreted program)
-        if compile_ is not None:
-            import numba
-            compile_(tuple(numba.typeof(a) for a in (*args, *self.consts)))
+    def precompile(self, args, elsewhere=False):
+        """Have Numba compile for these arguments' types without running the kernel.
+        elsewhere: in the compile worker (worker.py) into the disk cache, from which the
+        kernel's first call then loads it (in milliseconds: loading here, in a thread beside
+        the caller's, would trade GIL hand-overs with it at every call into LLVM); if the
+        worker cannot, here."""
+        if self.dispatcher is None:
+            return
+        import numba
+        types = tuple(numba.typeof(a) for a in (*args, *self.consts))
+        if types in self.dispatcher.overloads:
+            return
+        if elsewhere and self.module is not None:
+            from . import worker
+            if worker.compile_elsewhere(*self.module, types):
+                return
+        self.dispatcher.compile(types)
 
     def __call__(self, *args):
         try:
@@ -122,6 +137,9 @@ def compile_program(prog, parallel=False, exits=()) -> Compiled:
         key if text is not None else None,
         lambda: (cache.load_kernel(text, parallel) if text is not None else None)
         or _build(bare, gen.impls, parallel))
+    dispatcher = fn if hasattr(fn, "overloads") else None     # (not with NUMBA_DISABLE_JIT=1)
+    module = key if getattr(fn, "_cache", None) is not None and text is not None \
+        and type(fn._cache).__name__ != "NullCache" else None
     if os.environ.get("FUNCGRAD_DUMP"):
         print(f"# funcgrad: compiled kernel\n{source}")
     ids = [o.id for o in prog.outs if isinstance(o, Var)]
@@ -129,7 +147,7 @@ def compile_program(prog, parallel=False, exits=()) -> Compiled:
     messages = _check_messages(prog, {})
     if messages or gen.impls or re.search(r"raise (IndexError|np\.linalg\.LinAlgError)\(", bare):
         fn = _reporting(fn, messages, gen.where)
-    return Compiled(fn, gen.consts, source, prog, fresh)
+    return Compiled(fn, gen.consts, source, prog, fresh, dispatcher, module)
 
 
 def _check_messages(prog, out):
