@@ -49,6 +49,7 @@ def child(steps, whole, mem_limit, chunk):
     import numpy as np
     import funcgrad as fg
     import funcgrad.numpy as fnp
+    fg.config.update("jit_background", False)   # timings of kernels: compile on the first call
     from funcgrad.backend import split
     if whole:
         split.SPLIT_SIZE = split.INLINE_CALLS = split.CHUNK_SIZE = 10 ** 9

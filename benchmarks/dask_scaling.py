@@ -18,6 +18,7 @@ import numpy as np
 
 import funcgrad as fg
 import funcgrad.numpy as fnp
+fg.config.update("jit_background", False)   # timings of kernels: compile on the first call
 from timing import median_seconds
 
 QUICK = "--quick" in sys.argv

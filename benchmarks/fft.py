@@ -39,6 +39,7 @@ import numpy as np  # noqa: E402
 
 import funcgrad as fg  # noqa: E402
 import funcgrad.numpy as fnp  # noqa: E402
+fg.config.update("jit_background", False)   # timings of kernels: compile on the first call
 from funcgrad.tiering import policy  # noqa: E402
 from timing import calls_per_loop  # noqa: E402
 

@@ -19,6 +19,7 @@ import numpy as np  # noqa: E402
 
 import funcgrad as fg  # noqa: E402
 import funcgrad.numpy as fnp  # noqa: E402
+fg.config.update("jit_background", False)   # timings of kernels: compile on the first call
 from funcgrad.backend import loop_emitters as control  # noqa: E402
 
 

@@ -43,6 +43,7 @@ import numpy as np
 
 import funcgrad as fg
 import funcgrad.numpy as fnp
+fg.config.update("jit_background", False)   # timings of kernels: compile on the first call
 
 MICRO = "µs" if (sys.stdout.encoding or "").lower().startswith("utf") else "us"
 RTOL = 1e-6

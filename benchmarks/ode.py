@@ -17,6 +17,7 @@ from scipy.integrate import solve_ivp
 
 import funcgrad as fg
 import funcgrad.numpy as fnp
+fg.config.update("jit_background", False)   # timings of kernels: compile on the first call
 
 
 def lotka_volterra(xp):

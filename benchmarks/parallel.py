@@ -40,6 +40,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import funcgrad as fg                       # noqa: E402
 import funcgrad.numpy as fnp                # noqa: E402
+fg.config.update("jit_background", False)   # timings of kernels: compile on the first call
 from timing import calls_per_loop            # noqa: E402
 from workloads import BY_KEY, ops           # noqa: E402
 

@@ -29,10 +29,11 @@ from __future__ import annotations
 import sys
 import threading
 import time
+import weakref
 
 from ..interpreter import eval_program
 
-__all__ = ["Pending", "interpret_first", "in_first_call", "kernel_ready", "UseKernel"]
+__all__ = ["Pending", "interpret_first", "in_first_call", "kernel_ready", "UseKernel", "wait_all"]
 
 
 class UseKernel(BaseException):
@@ -76,7 +77,7 @@ class Pending:
     raised. `program`: what the first call traced, to answer calls meanwhile (api/jit.py)."""
 
     __slots__ = ("thread", "result", "error", "key", "hot", "fast_keys", "name", "program",
-                 "started")
+                 "started", "__weakref__")
 
     def __init__(self, build, key, name="the function"):
         self.result = self.error = self.program = None
@@ -85,6 +86,7 @@ class Pending:
         self.thread = threading.Thread(target=self._run, args=(build,), daemon=True,
                                        name="funcgrad-jit-compile")
         self.thread.start()
+        _live.add(self)
 
     def _run(self, build):
         try:
@@ -115,6 +117,16 @@ class Pending:
         if self.error is not None:
             raise self.error
         return self.result
+
+
+_live: "weakref.WeakSet" = weakref.WeakSet()        # Pending objects not yet collected
+
+
+def wait_all():
+    """Wait until every kernel compiling in the background in this process is ready (fg.jit's,
+    hot fg.grad & co.'s, the library loops'): benchmarks call it before timing."""
+    for p in list(_live):
+        p.thread.join()
 
 
 WAIT_NOTICE = 2.0       # seconds a call waits for a kernel before it says so
