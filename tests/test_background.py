@@ -220,3 +220,74 @@ def _alive(pid):
             return f.read().split(")")[-1].split()[0] != "Z"
     except FileNotFoundError:
         return False
+
+
+# ---- interleaved calls of every kind, state changing between them ---------------------------
+
+SCALE = 1.0
+C = np.array([1.0, -2.0, 0.5])
+
+
+def scaled(w):                           # reads a global and a captured array: guarded state
+    return SCALE * fnp.sum((w - C) ** 2) + fnp.sum(fnp.sin(w))
+
+
+def scaled_grad(w):
+    return 2 * SCALE * (w - C) + np.cos(w)
+
+
+def bowl(w, s):                          # fg.jit: state passed as an argument
+    return fnp.sum(s * (w - 1.0) ** 2 + fnp.tanh(w))
+
+
+JITTED = fg.jit(fg.value_and_grad(bowl))
+
+OPS = st.one_of(
+    st.tuples(st.just("scale"), st.sampled_from([1.0, 2.5])),
+    st.tuples(st.just("mutate"), st.sampled_from([0.0, 1.5])),
+    st.tuples(st.just("grad"), st.floats(-2, 2)),
+    st.tuples(st.just("jit"), st.floats(-2, 2)),
+    st.tuples(st.just("fit"), st.sampled_from([0.05, 0.1])),
+    st.tuples(st.just("minimize"), st.sampled_from([0.5, 2.0])),
+    st.tuples(st.just("settle"), st.just(0.0)))
+
+
+@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow,
+                                                                 HealthCheck.function_scoped_fixture])
+@given(st.lists(OPS, min_size=4, max_size=14))
+def test_interleaved_calls_agree_with_the_interpreter_while_kernels_come_and_go(ops):
+    """fg.jit, tiered grad, fit and minimize, called in any order while the state they read
+    changes and their kernels compile in the background: every result is the interpreter's
+    (to rounding; the solvers to their tolerance)."""
+    global SCALE
+    old_threshold, policy.threshold = policy.threshold, 2
+    try:
+        for op, v in ops:
+            w = np.array([0.3, -0.7, 1.1]) + v
+            if op == "scale":
+                SCALE = v
+            elif op == "mutate":
+                C[:] = [1.0 + v, -2.0, 0.5 * v]
+            elif op == "grad":
+                np.testing.assert_allclose(fg.grad(scaled)(w), scaled_grad(w), rtol=1e-12)
+            elif op == "jit":
+                value, g = JITTED(w, SCALE)
+                np.testing.assert_allclose(g, 2 * SCALE * (w - 1.0) + 1 - np.tanh(w) ** 2,
+                                           rtol=1e-12)
+            elif op == "fit":
+                loss = lambda p: SCALE * fnp.sum((p - C) ** 2)
+                got = fg.optim.fit(loss, np.zeros(3), fg.optim.sgd(v), steps=4).params
+                want = np.zeros(3)
+                for _ in range(4):
+                    want = want - v * 2 * SCALE * (want - C)
+                np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-14)
+            elif op == "minimize":
+                res = fg.optimize.minimize(lambda p: fnp.sum((p - v * C) ** 2), np.zeros(3))
+                np.testing.assert_allclose(res.x, v * C, rtol=1e-6, atol=1e-8)
+            else:
+                from funcgrad.api.background import wait_all
+                wait_all()
+    finally:
+        policy.threshold = old_threshold
+        SCALE = 1.0
+        C[:] = [1.0, -2.0, 0.5]
