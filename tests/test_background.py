@@ -291,3 +291,25 @@ def test_interleaved_calls_agree_with_the_interpreter_while_kernels_come_and_go(
         policy.threshold = old_threshold
         SCALE = 1.0
         C[:] = [1.0, -2.0, 0.5]
+
+
+def test_a_kernel_already_on_disk_is_loaded_without_the_worker():
+    from funcgrad.backend import cache
+    f = lambda x: fnp.sum(fnp.exp(-x) * fnp.cos(3.0 * x))
+    x = np.linspace(0.0, 1.0, 7)
+    fg.jit(fg.grad(f))(x)
+    background_wait_all()
+    cache.kernels.clear()               # this process forgets it; the disk cache keeps it
+    jobs = worker.stats["jobs"]
+    again = fg.jit(fg.grad(f))
+    first = again(x)
+    again.wait()
+    assert worker.stats["jobs"] == jobs
+    np.testing.assert_allclose(again(x), first, rtol=1e-14)
+    np.testing.assert_allclose(first, -np.exp(-x) * (np.cos(3 * x) + 3 * np.sin(3 * x)),
+                               rtol=1e-13)
+
+
+def background_wait_all():
+    from funcgrad.api.background import wait_all
+    wait_all()

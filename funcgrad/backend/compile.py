@@ -60,10 +60,22 @@ class Compiled:
         if types in self.dispatcher.overloads:
             return
         if elsewhere and self.module is not None:
+            if self._on_disk(types):
+                return          # (compiled before, by any process: the first call loads it)
             from . import worker
             if worker.compile_elsewhere(*self.module, types):
                 return
         self.dispatcher.compile(types)
+
+    def _on_disk(self, types):
+        """Whether Numba's disk cache holds this kernel for these types (its index only is
+        read). Numba's cache internals: any surprise means no."""
+        try:
+            c = self.dispatcher._cache
+            key = c._index_key(types, self.dispatcher.targetctx.codegen())
+            return key in c._cache_file._load_index()
+        except Exception:              # pragma: no cover  (another Numba version)
+            return False
 
     def __call__(self, *args):
         try:
