@@ -106,7 +106,25 @@ def render():
         subnames = sorted(n for n in dir(module) if not n.startswith("_")
                           and callable(getattr(module, n)))
         parts += [f"`fnp.{sub}`: " + ", ".join(f"`{n}`" for n in subnames), ""]
+    parts += options()
     return "\n".join(parts).rstrip() + "\n"
+
+
+def options():
+    """The table of every option (funcgrad/_config.py): the one place they are documented."""
+    parts = ["## Options: fg.config", "",
+             "Every option funcgrad has. Set one with the environment variable before funcgrad "
+             "is imported, or in code: `fg.config.update(name, value)`, `fg.config.<name> = "
+             "value`, or for a block `with fg.config.override(name=value):`. "
+             "`fg.config.options()` lists them with their current values.", "",
+             "| option | environment variable | takes | default | what it does |",
+             "|---|---|---|---|---|"]
+    for section in dict.fromkeys(row[4] for row in fg.config.table()):
+        parts.append(f"| **{section}** | | | | |")
+        for name, env, takes, default, sec, doc in fg.config.table():
+            if sec == section:
+                parts.append(f"| `{name}` | `{env}` | {takes} | `{default!r}` | {doc} |")
+    return parts + [""]
 
 
 if __name__ == "__main__":

@@ -9,19 +9,19 @@ as generated code (transforms/nan_checks.py inserts a `debug_check` equation aft
 floating-point equation, which the backend writes as checks in the kernel, backend/check_code.py),
 so the origin is found in the run that failed, without running anything again. Off, nothing
 is checked: the interpreter looks at the mode once per program it runs, and kernels are
-compiled without checks. Imports nothing from funcgrad.
+compiled without checks. Imports nothing from funcgrad but fg.config (_config.py).
 """
 from __future__ import annotations
 
 import contextlib
-import os
 import threading
 
 import numpy as np
 
-# (nans, infs) checked now; the environment sets the start (FUNCGRAD_DEBUG_NANS=1, _INFS=1)
-MODE = [os.environ.get("FUNCGRAD_DEBUG_NANS", "") not in ("", "0"),
-        os.environ.get("FUNCGRAD_DEBUG_INFS", "") not in ("", "0")]
+from ._config import config
+
+# (nans, infs) checked now; fg.config's debug_nans / debug_infs read and set it (hooks below)
+MODE = [False, False]
 _lock = threading.Lock()
 # a loop being interpreted pushes its step counter here, so a report can say which step
 _steps = threading.local()
@@ -132,3 +132,16 @@ def check_eqn(e, ins, out, masked):
         return
     ins = [x for x, v in zip(ins, e.inputs) if getattr(v, "id", None) not in masked]
     check(e.prim.name, e.src, ins, out if e.prim.multiple_results else [out])
+
+
+def _hook(k):
+    def set_(value):
+        with _lock:
+            mode = list(MODE)
+            mode[k] = bool(value)
+            _set(mode)
+    return (lambda: MODE[k]), set_
+
+
+config.hook("debug_nans", *_hook(0))       # (the environment's start value is set here)
+config.hook("debug_infs", *_hook(1))

@@ -42,7 +42,6 @@ long asks `compile_loop`, which api/jit.py fills in when it is imported.
 from __future__ import annotations
 
 import functools
-import os
 import random
 import types
 import weakref
@@ -50,6 +49,7 @@ import weakref
 import numpy as np
 
 from . import ir
+from ._config import config
 from ._errors import user_frame, warn_at
 from .guards import Unguardable, _Walker, compile_guard, state_key, trace_key, value_key
 from .ir import Traced
@@ -63,8 +63,9 @@ class PerformanceWarning(UserWarning):
 
 
 class TieringPolicy:
-    """When interpreted transforms get compiled. Environment: FUNCGRAD_JIT_THRESHOLD (0 turns
-    tiering off). A hot function's compiled form is fg.jit's: its kernel compiles in the
+    """When interpreted transforms get compiled: `threshold` and `max_equations` are
+    fg.config's jit_threshold (0 turns tiering off) and tier_max_equations, read and set
+    here too. A hot function's compiled form is fg.jit's: its kernel compiles in the
     background while the interpreter answers (fg.config.jit_background, api/background.py).
 
     Where the counts and compiled forms live: on the function object itself (a plain function
@@ -74,12 +75,19 @@ class TieringPolicy:
     is kept in a global table: dropping f frees it and everything it captured."""
 
     def __init__(self):
-        self.threshold = int(os.environ.get("FUNCGRAD_JIT_THRESHOLD", "10"))
         # Compiling costs ~0.05-0.1 cpu-s per equation: a program larger than this (loop and
         # branch bodies counted) would stall a call for a minute or more, so it is compiled
         # only where the caller asks (fg.jit).
-        self.max_equations = int(os.environ.get("FUNCGRAD_TIER_MAX_EQUATIONS", "1000"))
         self.generation = 0
+
+    threshold = property(lambda self: config.jit_threshold,
+                         lambda self, n: config.update("jit_threshold", n))
+    max_equations = property(lambda self: config.tier_max_equations,
+                             lambda self, n: config.update("tier_max_equations", n))
+
+    def __reduce__(self):
+        """Pickled as a reference to the receiving process's policy."""
+        return "policy"
 
     def reset(self):
         """Forget all call counts and tiered compilations."""
@@ -88,7 +96,7 @@ class TieringPolicy:
     def tier(self, f, kind, local=None):
         """The _Tier of (f, kind), or None when f cannot be tracked (tiering off). `local`:
         the calling wrapper's own _Tiers, used for callables that cannot carry them."""
-        if self.threshold <= 0:
+        if config.jit_threshold <= 0:
             return None
         try:
             hash(kind)                      # (argnums given as a list: not tracked)
@@ -352,9 +360,8 @@ class _Tier:
 
 # ---- long loops met while interpreting -----------------------------------------------------
 # Interpreting costs about 2 us per equation per loop step, compiling a loop a fraction of a
-# second: a loop whose interpreted work would pass LOOP_COMPILE_SECONDS runs compiled, even in
-# an un-jitted fg.grad (never with FUNCGRAD_LOOP_COMPILE_SECONDS=0 or in fg.disable_jit()).
-LOOP_COMPILE_SECONDS = float(os.environ.get("FUNCGRAD_LOOP_COMPILE_SECONDS", "0.5"))
+# second: a loop whose interpreted work would pass fg.config.loop_compile_seconds runs
+# compiled, even in an un-jitted fg.grad (never with 0, or in fg.disable_jit()).
 EQN_SECONDS = 2e-6
 _loop_compiler = [None]
 NOT_READY = object()  # a compiled form's answer: its kernel is still compiling (interpret)
@@ -371,7 +378,7 @@ def compile_loop(prim, args, params):
     when that is off or not possible (keep interpreting), LATER (keep interpreting, ask again:
     fg.jit's first call while its kernel compiles, api/background.py)."""
     run = _loop_compiler[0]
-    if run is None or LOOP_COMPILE_SECONDS <= 0:
+    if run is None or config.loop_compile_seconds <= 0:
         return None
     if sum(p.equation_count() for p in ir.sub_programs(params)) > policy.max_equations:
         return None             # (its compile would take longer than interpreting it)
@@ -380,7 +387,7 @@ def compile_loop(prim, args, params):
 
 def loop_is_long(steps, eqns_per_step):
     """Whether interpreting `steps` steps of a body this size passes the budget."""
-    return steps * eqns_per_step * EQN_SECONDS > LOOP_COMPILE_SECONDS
+    return steps * eqns_per_step * EQN_SECONDS > config.loop_compile_seconds
 
 
 def tiered(f, kind, make_jit, interpreted):
@@ -393,7 +400,7 @@ def tiered(f, kind, make_jit, interpreted):
         tier = memo[1]
         if tier is not None and memo[0] == policy.generation and not kwargs:
             guard = tier.guard           # f's state unchanged and these arguments hot:
-            if guard is not None and guard(f) and policy.threshold > 0:
+            if guard is not None and guard(f) and config.jit_threshold > 0:
                 try:
                     jitted = tier.jitted.get(_signature(args, None))
                 except TypeError:        # (unhashable: not a signature kept compiled)

@@ -54,9 +54,11 @@ def pytest_sessionfinish(session, exitstatus):
     if _OWN_CACHE is not None:
         shutil.rmtree(_OWN_CACHE, ignore_errors=True)
 
-# fg.jit compiles on the first call here, so that tests see kernels where they call them and
-# no interpretation runs beside each compile; tests/test_background.py tests what users get by
-# default (the first call answered by the interpreter while a thread compiles).
+# fg.config.jit_background is off here (its environment variable, so that the notebooks and
+# scripts tests run in child processes inherit it): fg.jit compiles on the first call, so that
+# tests see kernels where they call them and no interpretation runs beside each compile.
+# tests/test_background.py switches it on (fg.config.override) to test what users get by
+# default: calls answered by the interpreter while the worker process compiles.
 os.environ.setdefault("FUNCGRAD_JIT_BACKGROUND", "0")
 
 from funcgrad.testing import check_grads  # noqa: F401  (re-exported for tests)

@@ -122,8 +122,7 @@ def test_a_long_scan_waits_for_the_kernel_and_says_so(monkeypatch, capsys, held)
 
 
 def test_a_long_while_loop_switches_to_the_kernel_once_it_is_ready(monkeypatch):
-    from funcgrad import tiering
-    monkeypatch.setattr(tiering, "LOOP_COMPILE_SECONDS", 0.05)
+    monkeypatch.setattr(fg.config, "loop_compile_seconds", 0.05)
 
     def count(n):
         return fg.while_loop(lambda c: c[0] < n, lambda c: (c[0] + 1.0, c[1] + fnp.sin(c[0])),

@@ -229,17 +229,17 @@ def test_untrusted_cache_is_ignored_with_a_warning(warm, what):
         assert stat.S_IMODE(os.stat(entry).st_mode) == 0o700
 
 
-def test_disable_by_environment(tmp_path, monkeypatch):
+def test_disable_by_environment_or_config(tmp_path, monkeypatch):
     root = tmp_path / "cache"
     run = _run(root, FUNCGRAD_DISABLE_CACHE="1")
     assert run["events"] == [] and not root.exists()
     for off in ("0", "off", "None", "false"):
-        monkeypatch.setenv("FUNCGRAD_CACHE_DIR", off)
+        monkeypatch.setattr(fg.config, "cache_dir", off)
         assert cache.cache_dir() is None
-    monkeypatch.delenv("FUNCGRAD_CACHE_DIR")
+    monkeypatch.setattr(fg.config, "cache_dir", "")
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
     assert cache.cache_dir() == str(tmp_path / "xdg" / "funcgrad")
-    monkeypatch.setenv("FUNCGRAD_DISABLE_CACHE", "1")
+    monkeypatch.setattr(fg.config, "disable_cache", True)
     assert cache.cache_dir() is None
 
 
@@ -247,7 +247,7 @@ def test_clear_cache_removes_only_entries(warm, monkeypatch):
     root, entry = warm
     (root / "notes.txt").write_text("keep")
     (root / "keep").mkdir()
-    monkeypatch.setenv("FUNCGRAD_CACHE_DIR", str(root))
+    monkeypatch.setattr(fg.config, "cache_dir", str(root))
     assert cache.cache_dir() == str(root)
     assert cache.clear_cache() == 1
     assert not entry.exists() and _entries(root) == []
@@ -255,12 +255,12 @@ def test_clear_cache_removes_only_entries(warm, monkeypatch):
 
 
 def test_in_process_compile_uses_cache_and_falls_back(tmp_path, monkeypatch):
-    monkeypatch.setenv("FUNCGRAD_CACHE_DIR", str(tmp_path / "c"))
+    monkeypatch.setattr(fg.config, "cache_dir", str(tmp_path / "c"))
     f = lambda x: fnp.sum(fnp.cos(x) * x)
     x = np.linspace(0.0, 1.0, 3)
     np.testing.assert_allclose(fg.jit(fg.grad(f))(x), np.cos(x) - x * np.sin(x))
     assert len(_entries(tmp_path / "c")) == 1
-    monkeypatch.setenv("FUNCGRAD_CACHE_DIR", str(tmp_path / "d"))
+    monkeypatch.setattr(fg.config, "cache_dir", str(tmp_path / "d"))
     monkeypatch.setattr(cache, "module_text", lambda source, impls: None)   # not writable
     g = lambda x: fnp.sum(fnp.cos(x) * x * 2.0)
     np.testing.assert_allclose(fg.jit(g)(x), 2 * np.sum(np.cos(x) * x))

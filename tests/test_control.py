@@ -362,10 +362,9 @@ def test_fori_loop_counter_compared_with_a_python_int_compiles():
 
 
 def test_long_loops_in_interpreted_code_are_compiled(monkeypatch):
-    from funcgrad import tiering
     from funcgrad.backend import compile as backend
     from funcgrad.tiering import policy
-    monkeypatch.setattr(tiering, "LOOP_COMPILE_SECONDS", 1e-4)   # every loop counts as long
+    monkeypatch.setattr(fg.config, "loop_compile_seconds", 1e-4)   # every loop counts as long
     monkeypatch.setattr(policy, "threshold", 0)                  # fg.grad stays interpreted
     f = lambda a: fg.scan(lambda c, v: (fnp.sin(c) * a + v, c), 0.1, np.linspace(0, 1, 50))[0]
     g = lambda a: newton_sqrt(a * 3.0) + fg.fori_loop(0, fnp.argmax(np.ones(2)) + 40,

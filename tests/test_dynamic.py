@@ -2,7 +2,6 @@
 .item(), traced ints as range() bounds, slice bounds and sizes follow the values of the call
 (as PyTorch's eager autograd and HIPS autograd do); the derivative is that of the path taken.
 Inside fg.jit, fg.vmap, loop bodies and fg.cond branches the same code is still refused."""
-import sys
 
 import numpy as np
 import pytest
@@ -228,7 +227,7 @@ def test_a_kernel_returns_as_soon_as_one_of_its_decisions_fails():
 
 
 def test_past_the_path_limit_calls_run_interpreted_with_one_warning(monkeypatch):
-    monkeypatch.setattr(sys.modules["funcgrad.api.jit"], "MAX_PATHS", 2)
+    monkeypatch.setattr(fg.config, "jit_max_paths", 2)
 
     def repeat_until(x):
         y = x

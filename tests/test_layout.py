@@ -48,7 +48,7 @@ LAYERS = [
 ]
 # The backend reads the IR and the primitive table only (and its own modules).
 BACKEND_READS = {"funcgrad._errors", "funcgrad._version", "funcgrad.ir", "funcgrad.interpreter",
-                 "funcgrad.primitives", "funcgrad._nan_checks"}
+                 "funcgrad.primitives", "funcgrad._nan_checks", "funcgrad._config"}
 # Edges the layering alone would refuse, each with its reason.
 EXCEPTIONS = {
     ("funcgrad.guards", "funcgrad.backend.digest"):

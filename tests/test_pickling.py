@@ -71,7 +71,7 @@ def test_compiled_functions_run_in_another_process(tmp_path, monkeypatch):
     env = {k: v for k, v in os.environ.items() if not k.startswith(("FUNCGRAD_", "NUMBA_"))}
     env.update(FUNCGRAD_CACHE_DIR=str(tmp_path / "cache"), FUNCGRAD_JIT_BACKGROUND="0",
                PYTHONPATH=os.pathsep.join([os.path.dirname(__file__)] + sys.path))
-    monkeypatch.setenv("FUNCGRAD_CACHE_DIR", str(tmp_path / "cache"))       # shared cache
+    monkeypatch.setattr(fg.config, "cache_dir", str(tmp_path / "cache"))   # shared cache
     scale = 0.5
     plain = fg.jit(lambda w: fnp.sum(fnp.tanh(w * scale)), background=False)  # a lambda
     want_plain = float(plain(X))

@@ -134,7 +134,7 @@ def test_no_growth_over_100000_calls_of_hot_paths():
 # ---- bounded compiled forms ----------------------------------------------------------------------
 
 def test_compiled_signatures_per_function_are_bounded_least_recently_used_first(monkeypatch):
-    monkeypatch.setattr(sys.modules["funcgrad.api.jit"], "MAX_SIGNATURES", 3)
+    monkeypatch.setattr(fg.config, "jit_max_signatures", 3)
     f = fg.jit(lambda x: x * 2.0 + 1.0)
     keep = np.ones(1)
     for n in range(2, 8):
@@ -146,7 +146,7 @@ def test_compiled_signatures_per_function_are_bounded_least_recently_used_first(
 
 
 def test_the_table_of_shared_kernels_is_bounded(monkeypatch):
-    monkeypatch.setattr(kcache.kernels, "keep", 2)
+    monkeypatch.setattr(fg.config, "max_kernels", 2)
     fns = [fg.jit(lambda x, k=k: x * float(k + 11)) for k in range(4)]
     for k, f in enumerate(fns):
         assert f(np.ones(2))[0] == k + 11
@@ -167,7 +167,7 @@ def test_the_disk_cache_deletes_least_recently_used_entries_past_its_size_limit(
         entries.append(entry)
     (root / "not-an-entry").mkdir()
     os.utime(entries[1], (5000, 5000))                 # loaded recently
-    monkeypatch.setenv("FUNCGRAD_CACHE_MAX_MB", str(2_000_000 / 2 ** 20))
+    monkeypatch.setattr(fg.config, "cache_max_mb", 2_000_000 / 2 ** 20)
     kcache._prune(str(root), keep=str(entries[0]))
     left = sorted(p.name for p in root.iterdir())
     # 2.5 MB > 2 MB: the oldest (not the one in use, not the recently loaded) go, to 1.5 MB

@@ -281,7 +281,7 @@ def test_split_kernel_is_stored_and_reloaded_from_the_persistent_cache():
 
 
 def test_split_kernel_compiled_in_memory(monkeypatch):
-    monkeypatch.setenv("FUNCGRAD_DISABLE_CACHE", "1")
+    monkeypatch.setattr(fg.config, "disable_cache", True)
     cache.kernels.clear()
     check_split(fg.grad(lambda x: unrolled(x, 5)), np.array([0.1, 0.2]), chunk=7, whole=False)
 

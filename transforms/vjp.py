@@ -14,9 +14,9 @@ until an input's gradient must be returned.
 """
 from __future__ import annotations
 
-import os
 
 from .. import ir
+from .._config import config
 from ..ir import Lit, Program, Var, aval_of
 from ..primitives.base import convert, zeros_like_aval
 from ..primitives.elementwise import logical_and, where
@@ -25,8 +25,6 @@ from .simplify import dce
 
 __all__ = ["vjp_program", "split_program", "active_vars", "forward_pass", "backward_pass"]
 
-# FUNCGRAD_STRONG_ZERO=0 turns the strong-zero rule off (read when funcgrad is imported).
-STRONG_ZERO = os.environ.get("FUNCGRAD_STRONG_ZERO", "1") not in ("0", "")
 
 
 def active_vars(prog: Program, wrt):
@@ -94,7 +92,7 @@ def _strong_zero(e, ct, in_cts):
     singular = e.prim.singular
     if callable(singular):
         singular = singular(e.params)
-    if not (STRONG_ZERO and singular):
+    if not (config.strong_zero and singular):
         return in_cts
     zero = ct == 0
     return [c if c is None else where(logical_and(zero, c != c), 0.0, c) for c in in_cts]
@@ -131,7 +129,7 @@ def backward_pass(prog, env, cts, active, splits=None, strong_zero=True):
         if all(c is None for c in out_cts):
             continue
         ins, outs = [read(v) for v in e.inputs], [read(v) for v in e.outputs]
-        masked = STRONG_ZERO and strong_zero and not e.prim.multiple_results and _singular(e)
+        masked = config.strong_zero and strong_zero and not e.prim.multiple_results and _singular(e)
         with ir.use_source(_backward_of(e, masked)):
             back = splits.get(id(e)) if splits else None
             if back is not None:

@@ -17,7 +17,7 @@ used (no disk cache, no interpreter to start), the thread compiles here.
 Long loops: a `scan`/`fori_loop` too long to interpret (tiering.loop_is_long) stops the
 interpretation, and the call waits for the kernel, saying on stderr what it waits for and for
 how long so far; a `while_loop` (trip count unknown) keeps being interpreted, and every
-LOOP_COMPILE_SECONDS the interpreter asks whether the kernel is ready: once it is, the call
+fg.config.loop_compile_seconds the interpreter asks whether the kernel is ready: once it is, the call
 runs the kernel instead. (L-BFGS on a 100-dimensional Rosenbrock interprets in about 1 s; its
 kernel compiles in 7-11 s.)
 

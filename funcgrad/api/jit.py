@@ -10,7 +10,6 @@ from __future__ import annotations
 import contextlib
 import functools
 import inspect
-import os
 import re
 import threading
 import types
@@ -144,7 +143,6 @@ def _check_static_argnums(f, static_argnums):
     return tuple(i % n for i in nums)
 
 
-MAX_SIGNATURES = int(os.environ.get("FUNCGRAD_JIT_MAX_SIGNATURES", "32"))
 
 
 class JitFunction:
@@ -266,11 +264,12 @@ class JitFunction:
         return tree_unflatten(entry.out_tree, entry.run(a.dyn_vals))
 
     def _remember(self, sig, entry, key):
-        """Keep a new compiled signature; past MAX_SIGNATURES one not used lately goes (CLOCK,
+        """Keep a new compiled signature; past fg.config.jit_max_signatures one not used
+        lately goes (CLOCK,
         an approximation of least recently used: each call marks its entry, a sweep gives
         marked entries a second chance). Its kernel is freed unless another function shares
         it; calling that signature again compiles it again (from the disk cache)."""
-        while len(self._entries) >= MAX_SIGNATURES:
+        while len(self._entries) >= config.jit_max_signatures:
             old_sig = next(iter(self._entries))
             old = self._entries.pop(old_sig)
             if old.hot:
@@ -374,13 +373,13 @@ class JitFunction:
     def _guarded(self, paths, a, tried=False):
         """A call of a signature whose control flow read traced values: the first compiled
         path whose guards hold (tried: none did), else this call traced, compiled and kept
-        as another path (past MAX_PATHS: interpreted, with a warning once)."""
+        as another path (past fg.config.jit_max_paths: interpreted, with a warning once)."""
         if not tried:
             hit = paths.run(a.dyn_vals)
             if hit is not MISS:
                 return hit
         prog, consts, out_tree, n_out, guards = self._trace(a)
-        if len(paths.paths) >= MAX_PATHS:
+        if len(paths.paths) >= config.jit_max_paths:
             if not paths.warned:
                 paths.warned = True
                 warn_at(paths.changed(guards), _too_many_paths(self.f))
@@ -392,12 +391,11 @@ class JitFunction:
         return tree_unflatten(out_tree, out[:n_out])
 
 
-# Compiled paths kept per signature of a function whose Python control flow reads traced values
-MAX_PATHS = int(os.environ.get("FUNCGRAD_JIT_MAX_PATHS", "8"))
 
 
 def _too_many_paths(f):
-    return (f"fg.jit: {getattr(f, '__name__', 'the function')} has taken {MAX_PATHS} different "
+    return (f"fg.jit: {getattr(f, '__name__', 'the function')} has taken "
+            f"{config.jit_max_paths} different "
             "paths through Python control flow on traced values (`if`/`while`/int()/float() "
             "on them; this line decided differently this time). Each path is a kernel of its "
             "own; calls that take none of the compiled paths now run interpreted (correct, "
@@ -405,7 +403,7 @@ def _too_many_paths(f):
             "`if`, fg.while_loop or fg.fori_loop for a loop whose trip count depends on the "
             "values, fnp.where for an elementwise choice, fnp.take(table, idx, axis=0) for a "
             "NumPy array indexed with traced integers (or raise the limit with "
-            "FUNCGRAD_JIT_MAX_PATHS).")
+            "fg.config.jit_max_paths, FUNCGRAD_JIT_MAX_PATHS).")
 
 
 def _check_sizes(prog):
@@ -523,7 +521,7 @@ class VjpJit:
         plan = VjpPlan(self.f, primals, self.has_aux, guards=guards)
         if plan.consts:
             raise TypeError("vjp of a function that closes over traced values is not compiled")
-        if len(paths) >= MAX_PATHS:          # (tiering then interprets this signature)
+        if len(paths) >= config.jit_max_paths:   # (tiering then interprets this signature)
             raise FuncgradError(_too_many_paths(self.f))
         exits = guard_exits(plan.n_out - plan.n_guards, guards)
         programs = [(prepare(plan.fwd), exits), (prepare(plan.bwd), ())]

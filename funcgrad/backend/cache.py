@@ -20,11 +20,11 @@ Objmode helper parameters are written with a strict literal writer (numbers, boo
 strings via repr, tuples/lists, NumPy dtypes and scalars); a kernel with any other parameter
 is not persisted, only compiled in memory.
 
-Environment: FUNCGRAD_CACHE_DIR relocates the cache (`0`, `off`, `none` or `false` disable
-it), FUNCGRAD_DISABLE_CACHE=1 disables it, FUNCGRAD_CACHE_DEBUG=1 prints `funcgrad-cache:
-hit|miss|rebuild <key>` to stderr. `clear_cache()` deletes the entries. FUNCGRAD_CACHE_MAX_MB
-(default 2048) limits the cache's size: adding a kernel past it deletes the least recently used
-entries.
+Options (fg.config, or the environment variables FUNCGRAD_<NAME>): cache_dir relocates the
+cache (`0`, `off`, `none` or `false` disable it), disable_cache disables it, cache_debug prints
+`funcgrad-cache: hit|miss|rebuild <key>` to stderr. `clear_cache()` deletes the entries.
+cache_max_mb (default 2048) limits the cache's size: adding a kernel past it deletes the least
+recently used entries.
 """
 from __future__ import annotations
 
@@ -45,6 +45,7 @@ import weakref
 import numpy as np
 
 from .. import _version
+from .._config import config
 from ..ir import Aval
 from ..primitives import REGISTRY
 
@@ -71,21 +72,22 @@ def _warn(msg, once=True):
 
 def _debug(event, key):
     stats[event] += 1
-    if os.environ.get("FUNCGRAD_CACHE_DEBUG", "").strip() not in ("", "0"):
+    if config.cache_debug:
         print(f"funcgrad-cache: {event} {key}", file=sys.stderr, flush=True)
 
 
 def cache_dir():
     """The persistent kernel cache directory, or None when the cache is disabled.
 
-    $FUNCGRAD_CACHE_DIR if set, else $XDG_CACHE_HOME/funcgrad (default ~/.cache/funcgrad).
+    fg.config.cache_dir (FUNCGRAD_CACHE_DIR) if set, else $XDG_CACHE_HOME/funcgrad (default
+    ~/.cache/funcgrad); None with fg.config.disable_cache or cache_dir "off".
 
         >>> fg.cache_dir()
         '/home/me/.cache/funcgrad'
     """
-    if os.environ.get("FUNCGRAD_DISABLE_CACHE", "").strip().lower() not in ("", "0", "false", "no"):
+    if config.disable_cache:
         return None
-    env = os.environ.get("FUNCGRAD_CACHE_DIR", "").strip()
+    env = config.cache_dir.strip()
     if env:
         return None if env.lower() in _OFF else os.path.abspath(os.path.expanduser(env))
     base = os.environ.get("XDG_CACHE_HOME", "").strip()
@@ -98,12 +100,12 @@ def clear_cache():
     """Delete every cached kernel (on disk, and this process's table of compiled kernels).
 
     Only entries funcgrad made (`<32 hex digits>/` directories) are removed, so pointing
-    FUNCGRAD_CACHE_DIR at a shared directory never deletes anything else. Returns the number of
-    entries removed. Kernels already held by jitted functions keep working.
+    fg.config.cache_dir at a shared directory never deletes anything else. Returns the number
+    of entries removed. Kernels already held by jitted functions keep working.
 
-        >>> import os, tempfile, unittest.mock
+        >>> import tempfile
         >>> with tempfile.TemporaryDirectory() as d:       # a scratch cache, not your own
-        ...     with unittest.mock.patch.dict(os.environ, FUNCGRAD_CACHE_DIR=d):
+        ...     with fg.config.override(cache_dir=d):
         ...         fg.clear_cache()                       # nothing cached there yet
         0
     """
@@ -129,10 +131,10 @@ class KernelTable:
     """Kernels in this process by (module text, parallel): shared by every program that
     generates the same text while any jitted function uses them (`shared`, weakly), and the
     `keep` most recently used kept even when none does (`recent`: a fresh fg.jit(f) per
-    notebook cell or loop iteration reuses them). FUNCGRAD_MAX_KERNELS sets `keep` (32)."""
+    notebook cell or loop iteration reuses them). `keep`: None for fg.config.max_kernels."""
 
-    def __init__(self, keep):
-        self.keep = keep
+    def __init__(self, keep=None):
+        self._keep = keep
         self.recent: dict = {}                    # strong, least recently used first
         self.shared = weakref.WeakValueDictionary()
         self.made = 0          # kernels compiled or loaded from the disk cache by this process
@@ -147,7 +149,8 @@ class KernelTable:
                 fn = make()
             if key is not None:
                 self.recent[key] = self.shared[key] = fn      # the most recently used
-                while len(self.recent) > self.keep:
+                keep = config.max_kernels if self._keep is None else self._keep
+                while len(self.recent) > keep:
                     del self.recent[next(iter(self.recent))]
             return fn
 
@@ -157,7 +160,7 @@ class KernelTable:
             self.shared.clear()
 
 
-kernels = KernelTable(int(os.environ.get("FUNCGRAD_MAX_KERNELS", "32")))
+kernels = KernelTable()
 
 
 # -- the module text --------------------------------------------------------------------------
@@ -377,11 +380,8 @@ def _prepare_entry(root, key, data):
 
 
 def max_bytes():
-    """The disk cache's size limit: FUNCGRAD_CACHE_MAX_MB (default 2048 MB)."""
-    try:
-        return int(float(os.environ.get("FUNCGRAD_CACHE_MAX_MB", "2048")) * 2 ** 20)
-    except ValueError:
-        return 2048 * 2 ** 20
+    """The disk cache's size limit: fg.config.cache_max_mb (default 2048 MB)."""
+    return int(config.cache_max_mb * 2 ** 20)
 
 
 def _touch(entry):

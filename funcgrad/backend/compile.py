@@ -13,12 +13,12 @@ from __future__ import annotations
 import hashlib
 import linecache
 import math
-import os
 import re
 
 import numpy as np
 
 from . import cache
+from .._config import config
 from .._errors import KernelInterrupted
 from . import loop_emitters  # noqa: F401  (registers the loop and branch emitters)
 from .codegen import Generator, without_locations
@@ -112,9 +112,9 @@ def tune_allocator():
     and whether it happened depended on heap layout (a 2.5x difference between two runs of one
     kernel). Raising the trim threshold keeps it; fixing the mmap threshold at its largest value
     keeps large arrays in the heap too (setting one disables glibc's own adjustment of both).
-    The process's memory high-water mark is then kept rather than returned. Set
-    FUNCGRAD_TUNE_MALLOC=0 to leave the allocator alone."""
-    if _tuned[0] or os.environ.get("FUNCGRAD_TUNE_MALLOC", "1") == "0":
+    The process's memory high-water mark is then kept rather than returned.
+    fg.config.tune_malloc = False (FUNCGRAD_TUNE_MALLOC=0) leaves the allocator alone."""
+    if _tuned[0] or not config.tune_malloc:
         return
     _tuned[0] = True
     import ctypes
@@ -152,7 +152,7 @@ def compile_program(prog, parallel=False, exits=()) -> Compiled:
     dispatcher = fn if hasattr(fn, "overloads") else None     # (not with NUMBA_DISABLE_JIT=1)
     module = key if getattr(fn, "_cache", None) is not None and text is not None \
         and type(fn._cache).__name__ != "NullCache" else None
-    if os.environ.get("FUNCGRAD_DUMP"):
+    if config.dump:
         print(f"# funcgrad: compiled kernel\n{source}")
     ids = [o.id for o in prog.outs if isinstance(o, Var)]
     fresh = [gen.fresh(o) and ids.count(o.id) == 1 for o in prog.outs]

@@ -55,7 +55,7 @@ class _Worker:
     def __init__(self):
         from . import cache
         root = cache.cache_dir()
-        env = dict(os.environ, FUNCGRAD_CACHE_DIR=root)
+        env = dict(os.environ, FUNCGRAD_CACHE_DIR=root, FUNCGRAD_DISABLE_CACHE="0")
         # funcgrad imported from wherever this process found it
         home = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
         env["PYTHONPATH"] = os.pathsep.join(p for p in (home, env.get("PYTHONPATH")) if p)

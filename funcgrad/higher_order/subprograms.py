@@ -11,6 +11,7 @@ import time
 import numpy as np
 
 from .. import ir, tiering
+from .._config import config
 from .._errors import CarryTypeError, user_frame, where
 from ..interpreter import eval_program
 from ..ir import Aval, Lit, Program, Traced, Var, aval_of
@@ -137,8 +138,9 @@ class LoopBudget:
 
     def spent(self):
         self.steps += 1
-        return (self.steps % 8 == 0 and tiering.LOOP_COMPILE_SECONDS > 0
-                and time.perf_counter() - self.start > tiering.LOOP_COMPILE_SECONDS)
+        budget = config.loop_compile_seconds
+        return (self.steps % 8 == 0 and budget > 0
+                and time.perf_counter() - self.start > budget)
 
     def settle(self, out):
         """The loop's outputs from tiering.compile_loop's answer, or None to keep interpreting:
