@@ -312,3 +312,29 @@ def test_a_kernel_already_on_disk_is_loaded_without_the_worker():
 def background_wait_all():
     from funcgrad.api.background import wait_all
     wait_all()
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="no fork here")
+def test_a_forked_child_compiles_with_its_own_worker():
+    import multiprocessing
+    f = fg.jit(lambda x: fnp.sum(fnp.tan(x) * 0.25))
+    f(np.ones(2))
+    f.wait()                             # the parent has a worker now
+    parent_worker = worker._worker[0]
+    ctx = multiprocessing.get_context("fork")
+    with worker._lock:                   # forked while another thread might hold it
+        pool = ctx.Pool(1)
+    with pool:
+        got = pool.apply_async(_child_compiles, (3,)).get(timeout=120)
+    assert got[0] == pytest.approx(np.sum(np.sin(np.ones(3) * 0.5)), rel=1e-14)
+    assert got[1] and got[2] != (parent_worker.proc.pid if parent_worker else None)
+    assert worker._worker[0] is parent_worker          # untouched by the child
+
+
+def _child_compiles(n):
+    jobs = worker.stats["jobs"]
+    g = fg.jit(lambda x: fnp.sum(fnp.sin(x * 0.5)))
+    g(np.ones(n))
+    g.wait()
+    w = worker._worker[0]
+    return float(g(np.ones(n))), worker.stats["jobs"] == jobs + 1, w.proc.pid if w else None

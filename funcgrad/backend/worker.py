@@ -154,6 +154,18 @@ def _at_exit():
 atexit.register(_at_exit)
 
 
+def _after_fork():
+    """A forked child (multiprocessing's fork, Dask) shares the parent's pipes to the worker:
+    it forgets them (the parent keeps its worker) and starts its own when it needs one."""
+    global _lock
+    _lock = threading.Lock()            # (a thread of the parent may have held it)
+    _worker[0] = None
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork)
+
+
 def _die_with_parent():
     """Exit when the parent process is gone, even in the middle of a compile (the pipe's end
     is seen only between jobs). (Not PR_SET_PDEATHSIG: that fires when the parent *thread*
