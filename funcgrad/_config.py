@@ -224,9 +224,15 @@ _define("jit_background", True, Switch(),
         "calls until the kernel is ready; no call waits for a compile unless a loop is too "
         "long to interpret. False: the first call compiles and waits (fg.jit(f, "
         "background=False) for one function). Read at each new signature.", "compiling")
-_define("jit_threshold", 10, Number(int, 0),
-        "Tiering: fg.grad & co. compile a function for a signature after this many "
-        "interpreted calls traced to the same program; 0 turns tiering off.", "compiling")
+_define("jit_threshold", 3, Number(int, 0),
+        "Tiering: fg.grad & co. compile a function for a signature only after this many "
+        "interpreted calls traced to the same program (and once it pays, tier_payback); 0 "
+        "turns tiering off.", "compiling")
+_define("tier_payback", 0.02, Number(float, 0.0),
+        "Tiering: a hot signature is compiled once the time spent interpreting it reaches "
+        "this fraction of its compile's estimated CPU time (1.5 s + 0.06 s per equation): "
+        "what is called rarely, or is quick to interpret, stays interpreted. 0: compile at "
+        "jit_threshold calls.", "compiling")
 _define("tier_max_equations", 1000, Number(int, 0),
         "Tiering compiles no program larger than this many equations (fg.jit compiles any).",
         "compiling")

@@ -43,6 +43,7 @@ from __future__ import annotations
 
 import functools
 import random
+import time
 import types
 import weakref
 
@@ -215,10 +216,10 @@ class _Watch:
     """One interpreted call being observed: its state, the first program traced in it and
     the decisions that trace made."""
 
-    __slots__ = ("sig", "programs", "rng", "prev")
+    __slots__ = ("sig", "programs", "rng", "prev", "seconds")
 
     def __init__(self, sig):
-        self.sig, self.programs = sig, []
+        self.sig, self.programs, self.seconds = sig, [], 0.0
 
     def __enter__(self):
         self.rng = _rng_state()
@@ -230,6 +231,13 @@ class _Watch:
 
 
 MAX_HOT = 64       # compiled signatures per (function, transform)
+
+
+def compile_estimate(equations):
+    """CPU seconds a kernel of a program this size takes to compile (measured on 2026-12-03,
+    benchmarks/stalls.py: 30 equations 3.8 s, 106 equations 6.3 s, 270 equations 20 s,
+    runtime helpers included)."""
+    return 1.5 + 0.06 * equations
 
 
 class _Tier:
@@ -255,7 +263,17 @@ class _Tier:
             return f"interpreted: {self.never}"
         if self.jitted:
             return f"compiled for {len(self.jitted)} signature(s)"
-        return f"interpreted: fewer than {policy.threshold} identical calls so far"
+        if not self.runs:
+            return "interpreted: not called yet with its current state"
+        _, count, _, seconds, size = max(self.runs.values(), key=lambda r: r[3])
+        if count < policy.threshold:
+            return (f"interpreted: {count} identical call(s) so far, compiled after "
+                    f"{policy.threshold} (fg.config.jit_threshold) once it pays")
+        return (f"interpreted: {seconds:.3g} s spent interpreting it so far; its compile "
+                f"(~{compile_estimate(size):.1f} cpu-s for {size} equations) starts after "
+                f"{config.tier_payback * compile_estimate(size):.3g} s (fg.config.tier_payback "
+                f"= {config.tier_payback}), as the calls that will follow are likely to earn "
+                "it back")
 
     def compiled_for(self, args, kwargs, make_jit):
         """(compiled form, None) to run compiled, or (None, watch) to interpret this call
@@ -292,7 +310,8 @@ class _Tier:
                 self.guard, self.guard_tried = compile_guard(f, state), True
             return jitted, None
         record = self.runs.get(sig)
-        if record is not None and record[1] >= policy.threshold and sig not in self.failed:
+        if (record is not None and record[1] >= policy.threshold and sig not in self.failed
+                and record[3] >= config.tier_payback * compile_estimate(record[4])):
             jitted = make_jit()          # (its first calls are interpreted while it compiles)
             self._keep(sig, jitted)
             return jitted, None
@@ -329,7 +348,8 @@ class _Tier:
                               "different programs (it reads a clock, a random generator or "
                               "other state the guards cannot see)")
             return
-        self.runs[watch.sig] = (key, 1 if record is None else record[1] + 1, decisions)
+        count, seconds = (0, 0.0) if record is None else (record[1], record[3])
+        self.runs[watch.sig] = (key, count + 1, decisions, seconds + watch.seconds, size)
 
     def _keep(self, sig, jitted):
         """Hot signatures keep their compiled forms, the oldest dropped past MAX_HOT (each
@@ -439,7 +459,9 @@ def run_tiered(tier, make_jit, interpreted, args, kwargs):
         return interpreted(*args, **kwargs) if out is NOT_READY else out
     if watch is None:
         return interpreted(*args, **kwargs)
+    t0 = time.perf_counter()
     with watch:
         out = interpreted(*args, **kwargs)
+    watch.seconds = time.perf_counter() - t0
     tier.observe(watch)
     return out

@@ -60,6 +60,10 @@ def pytest_sessionfinish(session, exitstatus):
 # tests/test_background.py switches it on (fg.config.override) to test what users get by
 # default: calls answered by the interpreter while the worker process compiles.
 os.environ.setdefault("FUNCGRAD_JIT_BACKGROUND", "0")
+# Tiering compiles at jit_threshold identical calls here, whatever they cost: tests count calls
+# (tests/test_tiering.py tests the cost rule itself).
+os.environ.setdefault("FUNCGRAD_TIER_PAYBACK", "0")
+os.environ.setdefault("FUNCGRAD_JIT_THRESHOLD", "10")
 
 from funcgrad.testing import check_grads  # noqa: F401  (re-exported for tests)
 

@@ -213,3 +213,33 @@ def test_a_long_loop_with_a_large_body_is_not_compiled_behind_the_call(monkeypat
     monkeypatch.setattr(policy, "max_equations", 1000)
     tiering.compile_loop(e.prim, args, e.params)
     assert asked
+
+
+def test_compiling_waits_until_interpreting_has_cost_a_share_of_the_compile():
+    """The cost rule (fg.config.tier_payback): a quick function is compiled only after its
+    interpreted calls have taken a share of the compile's estimated cost; a slow one at
+    jit_threshold calls. explain() says which."""
+    from funcgrad.tiering import compile_estimate
+    quick = lambda x: fnp.sum(fnp.sin(x) * x)
+    x = np.linspace(0.0, 1.0, 5)
+    with fg.config.override(jit_threshold=3, tier_payback=0.02):
+        for _ in range(5):
+            fg.grad(quick)(x)
+        tier = policy.tiers(quick)[("grad", 0, False)]
+        assert not tier.jitted
+        assert "fg.config.tier_payback" in policy.explain(quick)[("grad", 0, False)]
+        _, _, _, seconds, size = next(iter(tier.runs.values()))
+        assert 0 < seconds < 0.02 * compile_estimate(size)
+        calls = 5
+        while not tier.jitted and calls < 20000:
+            fg.grad(quick)(x)
+            calls += 1
+        assert tier.jitted and calls > 10
+
+        slow = lambda x: fnp.sum(fnp.sin(x) * fnp.cos(x) * x)
+        big = np.linspace(0.0, 1.0, 3_000_000)     # ~0.1 s a call: pays at once
+        for _ in range(4):                          # 3 interpreted, the 4th compiled
+            got = fg.grad(slow)(big)
+        assert policy.tiers(slow)[("grad", 0, False)].jitted
+    np.testing.assert_allclose(got[:3], np.cos(2 * big[:3]) * big[:3] + 0.5 * np.sin(2 * big[:3]),
+                               rtol=1e-12)
