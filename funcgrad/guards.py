@@ -298,7 +298,9 @@ class _Walker:
         if cat is _LIBRARY:
             if not self.by_value:
                 inner = getattr(v, "__wrapped__", None)
-                return (t, id(v)) if inner is None else (t, id(v), self.key(inner, depth))
+                key = (t, id(v)) if inner is None else (t, id(v), self.key(inner, depth))
+                reads = getattr(v, "__funcgrad_reads__", None)      # (custom_vjp's rules)
+                return key if reads is None else key + (self.key(reads, depth),)
             if hasattr(v, "__trace_key__"):
                 return (t, self.key(v.__trace_key__, depth))
             if not (hasattr(v, "__dict__") or hasattr(t, "__slots__")):
@@ -532,6 +534,8 @@ class _GuardWriter:
                 self.walk(f"{e}.__self__", owner, d)
         elif cat is _LIBRARY:
             self.wrapped(v, depth)
+            if getattr(v, "__funcgrad_reads__", None) is not None:
+                self.walk(f"{e}.__funcgrad_reads__", v.__funcgrad_reads__, depth)
         else:
             self.walk(f"type({e})", t, d)
             if hasattr(v, "__dict__"):

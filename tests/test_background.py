@@ -338,3 +338,26 @@ def _child_compiles(n):
     g.wait()
     w = worker._worker[0]
     return float(g(np.ones(n))), worker.stats["jobs"] == jobs + 1, w.proc.pid if w else None
+
+
+def test_a_worker_that_dies_mid_compile_costs_only_that_compile(monkeypatch):
+    """The worker killed while it compiles (a crash, the OOM killer): that kernel is compiled
+    here instead, and the next background compile starts a new worker."""
+    run = worker._Worker.run
+
+    def dying(self, job):
+        self.proc.kill()
+        return run(self, job)
+    monkeypatch.setattr(worker._Worker, "run", dying)
+    failed = worker.stats["failed"]
+    f = fg.jit(lambda x: fnp.sum(fnp.arctan(x) * 1.5))
+    first = f(np.linspace(0, 1, 4))
+    second = f.wait()(np.linspace(0, 1, 4))
+    assert worker.stats["failed"] == failed + 1 and worker._worker[0] is None
+    np.testing.assert_allclose(first, second, rtol=1e-14)
+    monkeypatch.setattr(worker._Worker, "run", run)
+    g = fg.jit(lambda x: fnp.sum(fnp.arctan(x) * 2.5))
+    g(np.ones(3))
+    g.wait()
+    assert worker._worker[0] is not None and worker._worker[0].proc.poll() is None
+    assert g(np.ones(3)) == pytest.approx(2.5 * 3 * np.arctan(1.0), rel=1e-14)

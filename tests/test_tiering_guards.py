@@ -117,6 +117,16 @@ class _Model:
 _SETTINGS, _DERIVED = _Settings(), _Derived()
 
 
+@fg.custom_vjp
+def _scaled_identity(x):
+    return x
+
+
+_scaled_identity.defvjp(lambda x: (x, None), lambda r, g: (g * _SCALE,))
+_jvp_identity = fg.custom_jvp(lambda x: x)
+_jvp_identity.defjvp(lambda p, t: (p[0], t[0] * _SCALE))
+
+
 def _set_scale(v):
     global _SCALE
     _SCALE = v
@@ -140,6 +150,8 @@ STATE_READS = {
     "bytearray": (lambda x: fnp.sum(fnp.sin(x) * _BYTES[0]),
                   lambda v: _BYTES.__setitem__(0, int(v) % 256)),
     "deque": (lambda x: fnp.sum(fnp.sin(x) * _QUEUE[0]), lambda v: _QUEUE.__setitem__(0, v)),
+    "custom_vjp rule": (lambda x: fnp.sum(fnp.sin(_scaled_identity(x))), _set_scale),
+    "custom_jvp rule": (lambda x: fnp.sum(fnp.sin(_jvp_identity(x))), _set_scale),
 }
 
 

@@ -145,6 +145,11 @@ class custom_vjp:
         self.fwd = self.bwd = None
         self._in_fwd = False
 
+    @property
+    def __funcgrad_reads__(self):
+        """The user's rules, whose state tiering's guards walk as f's own (guards.py)."""
+        return (self.fwd, self.bwd)
+
     def defvjp(self, fwd, bwd):
         self.fwd, self.bwd = fwd, bwd
         return self
@@ -218,7 +223,12 @@ class custom_jvp:
     def __init__(self, fun, nondiff_argnums=()):
         functools.update_wrapper(self, fun, updated=())
         self.fun, self.nondiff_argnums = fun, tuple(nondiff_argnums)
-        self._vjp = None
+        self._vjp = self._rule = None
+
+    @property
+    def __funcgrad_reads__(self):
+        """The user's rule, whose state tiering's guards walk as f's own (guards.py)."""
+        return (self._rule,)
 
     def defjvp(self, rule):
         nd = self.nondiff_argnums
