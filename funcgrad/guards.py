@@ -223,6 +223,7 @@ class _Walker:
         self.seen: dict = {}
         self.var_names: dict = {}
         self.fresh: dict = {}
+        self.codes: set = set()          # the code objects whose state this walk covered
         # compare funcgrad's own objects by their contents (the specs in a program's params,
         # made anew by each trace), not by identity
         self.by_value = by_value
@@ -244,9 +245,12 @@ class _Walker:
                 lib = _LIBRARY_CODE[code] = _library_file(code.co_filename)
             if lib and not self.library:
                 # funcgrad's and other libraries' functions are fixed once made; funcgrad's
-                # wrappers (grad, vmap, ...) point at the user's function through __wrapped__
+                # wrappers (grad, vmap, ...) point at the user's function through __wrapped__,
+                # and at other functions of the user's they run through __funcgrad_reads__
                 inner = getattr(v, "__wrapped__", None)
-                return id(v) if inner is None else (id(v), self.key(inner, depth))
+                key = id(v) if inner is None else (id(v), self.key(inner, depth))
+                reads = getattr(v, "__funcgrad_reads__", None)
+                return key if reads is None else (key, self.key(reads, depth))
             return self.function(v, depth) if depth > 0 else (t, id(v))
         if cat is _TUPLE or cat is _SEQ or cat is _DICT or cat is _SET:
             self.budget -= len(v)
@@ -319,6 +323,7 @@ class _Walker:
         defaults and, for the user's own code, the globals it names."""
         d = depth - 1
         code = f.__code__
+        self.codes.add(code)
         parts = [id(code)]
         for cell in f.__closure__ or ():
             try:
@@ -374,6 +379,48 @@ _MISSING = object()
 def state_key(f):
     """The key of everything f reads from outside its arguments (raises Unguardable)."""
     return _Walker().key(f)
+
+
+def _user_code(code):
+    lib = _LIBRARY_CODE.get(code)
+    if lib is None:
+        if len(_LIBRARY_CODE) > 100_000:
+            _LIBRARY_CODE.clear()
+        lib = _LIBRARY_CODE[code] = _library_file(code.co_filename)
+    return not lib
+
+
+def _with_nested(code, out):
+    """code and the code objects defined inside it (lambdas, comprehensions, classes)."""
+    if code not in out:
+        out.add(code)
+        for c in code.co_consts:
+            if isinstance(c, types.CodeType):
+                _with_nested(c, out)
+    return out
+
+
+def unfollowed(f, executed, also=(), fixed=()):
+    """The user's code objects in `executed` (run while f was traced) whose reads the key of
+    f's state does not cover: not f's or a helper's the walk reached (nor defined inside
+    one), not a function of `also` (f's static arguments), not in `fixed` (code that runs on
+    every call, compiled or not, such as pytree flatten functions). Sorted by name."""
+    user = [c for c in executed if _user_code(c) and c.co_filename != "<string>"]
+    # ("<string>": methods that namedtuple and dataclasses generate, run by pytree unflatten)
+    if not user:
+        return []
+    w = _Walker()
+    w.budget = float("inf")
+    try:
+        w.key(f)
+        for x in also:
+            w.key(x)
+    except Unguardable:                     # (f is then never compiled anyway)
+        return []
+    covered = set(fixed)
+    for c in w.codes:
+        _with_nested(c, covered)
+    return sorted((c for c in user if c not in covered), key=lambda c: c.co_name)
 
 
 def value_key(v, library=False):
@@ -457,7 +504,10 @@ class _GuardWriter:
         if cat is _FUNCTION:
             if _LIBRARY_CODE.get(v.__code__) or _library_file(v.__code__.co_filename):
                 self.same(e, v)
-                return self.wrapped(v, depth)
+                self.wrapped(v, depth)
+                if getattr(v, "__funcgrad_reads__", None) is not None:
+                    self.walk(f"{e}.__funcgrad_reads__", v.__funcgrad_reads__, depth)
+                return
             if depth <= 0:
                 return self.same(e, v)
             return self.function(e, v, depth)

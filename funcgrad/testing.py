@@ -100,6 +100,7 @@ def check_grads(f, args, order=2, modes=("fwd", "rev"), eps=1e-5, atol=1e-6, rto
                 f"difference {abs(analytic - numeric):.3g}")
         if order > 1:
             derivative.__name__ = f"{mode}_derivative_of_{getattr(f, '__name__', 'f')}"
+            derivative.__wrapped__ = f          # (tiering's guards walk f's state through it)
             check_grads(derivative, args, order - 1, (mode,), eps, atol * 10, rtol * 10, seed + 1)
 
 

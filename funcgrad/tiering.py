@@ -52,9 +52,10 @@ import numpy as np
 from . import ir
 from ._config import config
 from ._errors import user_frame, warn_at
-from .guards import Unguardable, _Walker, compile_guard, state_key, trace_key, value_key
+from .guards import (Unguardable, _Walker, compile_guard, state_key, trace_key, unfollowed,
+                     value_key)
 from .ir import Traced
-from .tree_util import tree_flatten
+from .tree_util import _registry, tree_flatten, tree_leaves
 
 __all__ = ["policy", "TieringPolicy", "PerformanceWarning", "state_key", "value_key"]
 
@@ -206,20 +207,52 @@ def _signature(args, kwargs):
                         else w.key(x) for x in leaves))
 
 
+def _static_leaves(args):
+    """The leaves of (args, kwargs) that are not arrays or numbers (a config object passed as
+    an argument: its methods may run while f is traced; the signature keys them by value)."""
+    return [x for x in tree_leaves(args) if not isinstance(
+        x, (np.ndarray, np.generic, int, float, complex, bool, str, type(None)))]
+
+
+def _pytree_codes():
+    """The code of registered pytree flatten/unflatten functions: it runs on every call,
+    compiled or not, so what it reads is never frozen."""
+    return {fn.__code__ for nt in list(_registry.values()) for fn in nt[:2]
+            if isinstance(fn, types.FunctionType)}
+
+
 def _rng_state():
     """Python's and NumPy's global random states, to see whether a trace drew numbers."""
     _, keys, pos, has_gauss, gauss = np.random.get_state()
     return (random.getstate(), keys.tobytes(), pos, has_gauss, gauss)
 
 
+class _Observed(list):
+    """The programs traced in a watched call (tracer.py appends the first, with the decisions
+    it made); with `codes` a set, also the code objects the user's function ran while it was
+    traced (tracer.py profiles that trace with `record`)."""
+
+    __slots__ = ("codes",)
+
+    def __init__(self, observe):
+        super().__init__()
+        self.codes = set() if observe else None
+
+    def record(self, frame, event, arg):
+        if event == "call":
+            self.codes.add(frame.f_code)
+
+
 class _Watch:
     """One interpreted call being observed: its state, the first program traced in it and
-    the decisions that trace made."""
+    the decisions that trace made; for the first call of a signature in a state, the code it
+    ran and its arguments (to check that the state's key covers that code)."""
 
-    __slots__ = ("sig", "programs", "rng", "prev", "seconds")
+    __slots__ = ("sig", "programs", "rng", "prev", "seconds", "args")
 
-    def __init__(self, sig):
-        self.sig, self.programs, self.seconds = sig, [], 0.0
+    def __init__(self, sig, args=None):
+        self.sig, self.programs, self.seconds = sig, _Observed(args is not None), 0.0
+        self.args = args
 
     def __enter__(self):
         self.rng = _rng_state()
@@ -315,7 +348,10 @@ class _Tier:
             jitted = make_jit()          # (its first calls are interpreted while it compiles)
             self._keep(sig, jitted)
             return jitted, None
-        return None, _Watch(sig)
+        # (the call that makes it hot also records the code its trace runs: only functions
+        # about to compile pay for that)
+        calls = 0 if record is None else record[1]
+        return None, _Watch(sig, (args, kwargs) if calls + 1 == policy.threshold else None)
 
     def observe(self, watch):
         """After an interpreted call under `watch`: count it if it traced as the last did.
@@ -341,6 +377,19 @@ class _Tier:
                               "would stall a call for minutes. fg.jit(...) around the "
                               "transform compiles it anyway", warn=True, category=PerformanceWarning)
             return
+        if watch.programs.codes:
+            bad = unfollowed(self.f_ref(), watch.programs.codes, _static_leaves(watch.args),
+                             _pytree_codes())
+            if bad:
+                c = bad[0]
+                self._give_up_all(
+                    f"tracing it runs {c.co_name} ({c.co_filename}:{c.co_firstlineno}), code "
+                    "the checks of its state do not reach (more than 6 calls deep, or "
+                    "reached through an object they do not walk), so what that code reads "
+                    "from outside its arguments could change unseen once compiled. Pass what "
+                    "it reads as arguments, or compile anyway with fg.jit (which captures "
+                    "what f reads when it traces)", warn=True, category=PerformanceWarning)
+                return
         key = trace_key(prog)
         record = self.runs.get(watch.sig)      # (other decisions: other programs, by design)
         if record is not None and record[0] != key and record[2] == decisions:

@@ -282,8 +282,13 @@ def trace_flat(fn, avals, labels=None, values=None, guards=None, diff=None, why=
         trace.with_values(values)
     if diff is not None:
         trace.diff = {t._var.id for t, d in zip(ins, diff) if d}
+    observer = ir._state.observer       # tiering watching this call: which code does it run?
+    profile = (top and observer is not None and not observer
+               and getattr(observer, "codes", None) is not None and sys.getprofile() is None)
     ir._state.stack.append(trace)
     try:
+        if profile:
+            sys.setprofile(observer.record)
         outs = fn(*ins)
         out_atoms = [trace.to_atom(o) for o in outs]
     except Exception as exc:
@@ -293,6 +298,8 @@ def trace_flat(fn, avals, labels=None, values=None, guards=None, diff=None, why=
         add_location(exc, traceback_user_frame(exc.__traceback__), "raised while tracing")
         raise
     finally:
+        if profile:
+            sys.setprofile(None)
         ir._state.stack.pop()
         trace.active = False
     if guards is not None:

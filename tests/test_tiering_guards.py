@@ -6,6 +6,7 @@ import collections
 import os
 import random
 import time
+import warnings
 from types import SimpleNamespace
 
 import numpy as np
@@ -123,6 +124,49 @@ def _scaled_identity(x):
 
 
 _scaled_identity.defvjp(lambda x: (x, None), lambda r, g: (g * _SCALE,))
+
+
+def _h8(x):                     # a helper deeper than the walk goes (guards._DEPTH)
+    return x * _SCALE
+
+
+def _h7(x): return _h8(x)       # noqa: E704
+def _h6(x): return _h7(x)       # noqa: E704
+def _h5(x): return _h6(x)       # noqa: E704
+def _h4(x): return _h5(x)       # noqa: E704
+def _h3(x): return _h4(x)       # noqa: E704
+def _h2(x): return _h3(x)       # noqa: E704
+def _h1(x): return _h2(x)       # noqa: E704
+
+
+class _Lookup:
+    def __getattr__(self, name):
+        return _SCALE
+
+
+class _ScaleDescriptor:
+    def __get__(self, obj, owner):
+        return _SCALE
+
+
+class _Described:
+    scale = _ScaleDescriptor()
+
+
+def _cell_pair():
+    scale = 1.0
+
+    def get():
+        return scale
+
+    def put(v):
+        nonlocal scale
+        scale = v
+    return get, put
+
+
+_get_cell, _put_cell = _cell_pair()
+_LOOKUP, _DESCRIBED = _Lookup(), _Described()
 _jvp_identity = fg.custom_jvp(lambda x: x)
 _jvp_identity.defjvp(lambda p, t: (p[0], t[0] * _SCALE))
 
@@ -152,7 +196,17 @@ STATE_READS = {
     "deque": (lambda x: fnp.sum(fnp.sin(x) * _QUEUE[0]), lambda v: _QUEUE.__setitem__(0, v)),
     "custom_vjp rule": (lambda x: fnp.sum(fnp.sin(_scaled_identity(x))), _set_scale),
     "custom_jvp rule": (lambda x: fnp.sum(fnp.sin(_jvp_identity(x))), _set_scale),
+    "helper 8 calls deep": (lambda x: fnp.sum(_h1(fnp.sin(x))), _set_scale),
+    "__getattr__": (lambda x: fnp.sum(fnp.sin(x) * _LOOKUP.scale), _set_scale),
+    "descriptor": (lambda x: fnp.sum(fnp.sin(x) * _DESCRIBED.scale), _set_scale),
+    "closure of a closure": (lambda x: fnp.sum(fnp.sin(x) * (lambda: _get_cell())()),
+                             _put_cell),
 }
+
+
+# ways of reading state the checks cannot follow: tiering sees it runs such code and keeps
+# the function interpreted
+UNREACHABLE = {"helper 8 calls deep"}
 
 
 def compilations(monkeypatch):
@@ -172,11 +226,15 @@ def test_state_read_through_code_or_buffers_is_seen(read, monkeypatch):
     kept = compilations(monkeypatch)
     grad = fg.grad(loss)               # one wrapper (callable objects keep their tiers in it)
     x = np.array([0.3, -0.2, 0.9])
-    for step, v in enumerate((1.0, 1.0, 1.0, 1.0, 3.0, 3.0, 3.0, 2.0)):
-        change(v)
-        assert_same(grad(x), v * np.cos(x))
-        if step == 3:
-            assert kept, "it compiled before the change"
+    hidden = read in UNREACHABLE           # (kept interpreted, with a PerformanceWarning)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", tiering.PerformanceWarning)
+        for step, v in enumerate((1.0, 1.0, 1.0, 1.0, 3.0, 3.0, 3.0, 2.0)):
+            change(v)
+            assert_same(grad(x), v * np.cos(x))
+            if step == 3:
+                assert bool(kept) != hidden, "it compiled before the change" if not hidden \
+                    else "it compiled code whose state it cannot check"
     change(1.0)
 
 
@@ -376,3 +434,43 @@ def test_pure_functions_with_rules_made_per_trace_still_compile(f):
     for _ in range(4):
         assert_same(fg.grad(f)(x), want)
     assert is_compiled(f), policy.explain(f)
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=list(HealthCheck))
+@given(read=st.sampled_from(sorted(STATE_READS)),
+       runs=st.lists(st.tuples(st.sampled_from([1.0, 2.0, 3.0]), st.integers(1, 4)),
+                     min_size=2, max_size=5))
+def test_any_way_of_reading_state_and_any_mutations_agree_with_the_interpreter(read, runs):
+    """However the loss reads its state (STATE_READS) and however that state changes between
+    calls, every tiered call returns what the interpreter does: compiled when tiering can see
+    the state, interpreted (with a PerformanceWarning naming the code) when it cannot."""
+    values = [v for v, n in runs for _ in range(n)]     # (runs of equal state: it compiles)
+    loss, change = STATE_READS[read]
+    old, policy.threshold = policy.threshold, 2
+    policy.reset()                         # (each example from fresh counts)
+    grad = fg.grad(loss)
+    x = np.array([0.3, -0.2, 0.9])
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", tiering.PerformanceWarning)
+            for v in values:
+                change(v)
+                assert_same(grad(x), v * np.cos(x))
+        if read in UNREACHABLE:            # (whatever the values: it must not have compiled)
+            assert not any(t.jitted for t in policy.tiers(loss).values())
+    finally:
+        change(1.0)
+        policy.threshold = old
+
+
+def test_code_the_state_checks_cannot_reach_keeps_a_function_interpreted():
+    loss = STATE_READS["helper 8 calls deep"][0]
+    old, policy.threshold = policy.threshold, 2
+    try:
+        with pytest.warns(tiering.PerformanceWarning, match=r"runs _h6 \(.*test_tiering_guards"):
+            for _ in range(4):
+                fg.grad(loss)(np.ones(2))
+        assert "more than 6 calls deep" in policy.explain(loss)[("grad", 0, False)]
+        assert not policy.tiers(loss)[("grad", 0, False)].jitted
+    finally:
+        policy.threshold = old

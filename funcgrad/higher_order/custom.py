@@ -526,4 +526,5 @@ def _checkpoint_with_policy(f, policy, residual_dtype=None):
         run.trace_identity = ("checkpoint", prog, saved, policy, residual_dtype)
         outs = run(*consts, *[leaves[i] for i in slots])
         return tree_unflatten(out_box[0], list(outs))
+    wrapped.__funcgrad_reads__ = (policy,)     # (tiering's guards walk the policy too)
     return wrapped
