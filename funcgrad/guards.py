@@ -47,6 +47,16 @@ def _library_roots():
 _LIB_ROOTS = _library_roots()
 _LIB_PACKAGES = frozenset({"funcgrad", "numpy", "numba", "scipy", "builtins"})
 @functools.lru_cache(maxsize=4096)
+def library_code(code):
+    """Whether a code object is library code (_library_file), cached per code object."""
+    lib = _LIBRARY_CODE.get(code)
+    if lib is None:
+        if len(_LIBRARY_CODE) > 100_000:
+            _LIBRARY_CODE.clear()
+        lib = _LIBRARY_CODE[code] = _library_file(code.co_filename)
+    return lib
+
+
 def _library_file(filename):
     """Code in the standard library, site-packages or funcgrad itself (not the user's: its
     globals are not watched). Broader than _errors' notion, which only skips funcgrad/NumPy."""
@@ -216,17 +226,13 @@ class _Walker:
     trace could read (see the module docstring)."""
 
     def __init__(self, by_value=False, library=False):
-        # (a budget bounds the state a guard watches; a traced program is keyed whole)
+        # by_value: compare funcgrad's own objects by content (a program's params, made anew
+        # by each trace), with no budget (which bounds the state a guard watches); library:
+        # walk library functions' closures too (keys of solver helpers, runners.py)
         self.budget = float("inf") if by_value else _BUDGET
-        # walk library functions' closures too (library: for keys of solver helpers)
-        self.library = by_value or library
-        self.seen: dict = {}
-        self.var_names: dict = {}
-        self.fresh: dict = {}
+        self.by_value, self.library = by_value, by_value or library
+        self.seen, self.var_names, self.fresh = {}, {}, {}
         self.codes: set = set()          # the code objects whose state this walk covered
-        # compare funcgrad's own objects by their contents (the specs in a program's params,
-        # made anew by each trace), not by identity
-        self.by_value = by_value
 
     def key(self, v, depth=_DEPTH):
         t = type(v)
@@ -237,20 +243,11 @@ class _Walker:
             return (t, v) if v and v == v else (t, repr(v))
         self.budget -= 1
         if cat is _FUNCTION:
-            code = v.__code__
-            lib = _LIBRARY_CODE.get(code)
-            if lib is None:
-                if len(_LIBRARY_CODE) > 100_000:
-                    _LIBRARY_CODE.clear()
-                lib = _LIBRARY_CODE[code] = _library_file(code.co_filename)
-            if lib and not self.library:
+            if library_code(v.__code__) and not self.library:
                 # funcgrad's and other libraries' functions are fixed once made; funcgrad's
                 # wrappers (grad, vmap, ...) point at the user's function through __wrapped__,
                 # and at other functions of the user's they run through __funcgrad_reads__
-                inner = getattr(v, "__wrapped__", None)
-                key = id(v) if inner is None else (id(v), self.key(inner, depth))
-                reads = getattr(v, "__funcgrad_reads__", None)
-                return key if reads is None else (key, self.key(reads, depth))
+                return (id(v),) + self.wraps(v, depth)
             return self.function(v, depth) if depth > 0 else (t, id(v))
         if cat is _TUPLE or cat is _SEQ or cat is _DICT or cat is _SET:
             self.budget -= len(v)
@@ -301,10 +298,7 @@ class _Walker:
                 t, v.__name__, self.key(owner, d))
         if cat is _LIBRARY:
             if not self.by_value:
-                inner = getattr(v, "__wrapped__", None)
-                key = (t, id(v)) if inner is None else (t, id(v), self.key(inner, depth))
-                reads = getattr(v, "__funcgrad_reads__", None)      # (custom_vjp's rules)
-                return key if reads is None else key + (self.key(reads, depth),)
+                return (t, id(v)) + self.wraps(v, depth)
             if hasattr(v, "__trace_key__"):
                 return (t, self.key(v.__trace_key__, depth))
             if not (hasattr(v, "__dict__") or hasattr(t, "__slots__")):
@@ -317,6 +311,11 @@ class _Walker:
         if hasattr(t, "__array__"):             # another library's array (a torch tensor)
             parts.append(_arraylike_key(v))
         return tuple(parts)
+
+    def wraps(self, v, depth):
+        """What a library function or object wraps and runs of the user's (custom rules)."""
+        return tuple(self.key(getattr(v, a), depth) for a in ("__wrapped__", "__funcgrad_reads__")
+                     if getattr(v, a, None) is not None)
 
     def function(self, f, depth):
         """A user's function (or, comparing traces, any function): its code, closure cells,
@@ -334,7 +333,7 @@ class _Walker:
             parts.append(self.key(f.__defaults__, d))
         if f.__kwdefaults__:
             parts.append(self.key(f.__kwdefaults__, d))
-        if _LIBRARY_CODE.get(code) or _library_file(code.co_filename):
+        if library_code(code):
             return tuple(parts)
         glob = f.__globals__
         names = _global_names(code)
@@ -381,54 +380,10 @@ def state_key(f):
     return _Walker().key(f)
 
 
-def _user_code(code):
-    lib = _LIBRARY_CODE.get(code)
-    if lib is None:
-        if len(_LIBRARY_CODE) > 100_000:
-            _LIBRARY_CODE.clear()
-        lib = _LIBRARY_CODE[code] = _library_file(code.co_filename)
-    return not lib
-
-
-def _with_nested(code, out):
-    """code and the code objects defined inside it (lambdas, comprehensions, classes)."""
-    if code not in out:
-        out.add(code)
-        for c in code.co_consts:
-            if isinstance(c, types.CodeType):
-                _with_nested(c, out)
-    return out
-
-
-def unfollowed(f, executed, also=(), fixed=()):
-    """The user's code objects in `executed` (run while f was traced) whose reads the key of
-    f's state does not cover: not f's or a helper's the walk reached (nor defined inside
-    one), not a function of `also` (f's static arguments), not in `fixed` (code that runs on
-    every call, compiled or not, such as pytree flatten functions). Sorted by name."""
-    user = [c for c in executed if _user_code(c) and c.co_filename != "<string>"]
-    # ("<string>": methods that namedtuple and dataclasses generate, run by pytree unflatten)
-    if not user:
-        return []
-    w = _Walker()
-    w.budget = float("inf")
-    try:
-        w.key(f)
-        for x in also:
-            w.key(x)
-    except Unguardable:                     # (f is then never compiled anyway)
-        return []
-    covered = set(fixed)
-    for c in w.codes:
-        _with_nested(c, covered)
-    return sorted((c for c in user if c not in covered), key=lambda c: c.co_name)
-
-
 def value_key(v, library=False):
     """A key of v by value (numbers, strings, containers, objects' attributes; arrays by
     identity and content): equal keys mean a trace reading v cannot tell them apart.
-    library=True: functions made by funcgrad or another library count by their code and
-    closures (an optimizer's update made anew with the same hyperparameters keys the same),
-    not by identity."""
+    library=True: library functions count by code and closure, not identity (runners.py)."""
     return _Walker(library=library).key(v)
 
 
@@ -438,7 +393,6 @@ def trace_key(prog):
 
 
 # ---- compiled guards ------------------------------------------------------------------------
-
 MAX_GUARD_LINES = 400      # a state needing more checks is walked instead
 
 
@@ -502,12 +456,9 @@ class _GuardWriter:
                 return self.check(f"type({e}) is float and {e} == {k(v)}")
             return self.check(f"type({e}) is float and repr({e}) == {k(repr(v))}")
         if cat is _FUNCTION:
-            if _LIBRARY_CODE.get(v.__code__) or _library_file(v.__code__.co_filename):
+            if library_code(v.__code__):
                 self.same(e, v)
-                self.wrapped(v, depth)
-                if getattr(v, "__funcgrad_reads__", None) is not None:
-                    self.walk(f"{e}.__funcgrad_reads__", v.__funcgrad_reads__, depth)
-                return
+                return self.wrapped(e, v, depth)
             if depth <= 0:
                 return self.same(e, v)
             return self.function(e, v, depth)
@@ -583,9 +534,7 @@ class _GuardWriter:
             if owner is not None and not isinstance(owner, types.ModuleType):
                 self.walk(f"{e}.__self__", owner, d)
         elif cat is _LIBRARY:
-            self.wrapped(v, depth)
-            if getattr(v, "__funcgrad_reads__", None) is not None:
-                self.walk(f"{e}.__funcgrad_reads__", v.__funcgrad_reads__, depth)
+            self.wrapped(e, v, depth)
         else:
             self.walk(f"type({e})", t, d)
             if hasattr(v, "__dict__"):
@@ -608,11 +557,14 @@ class _GuardWriter:
         self.check(f"tuple({e}) == {self.const(keys)} and "
                    f"tuple(map(type, {e})) == {self.const(tuple(map(type, keys)))}")
 
-    def wrapped(self, v, depth):
-        """What a library function or object wraps (fixed: checked where it is, by value)."""
+    def wrapped(self, e, v, depth):
+        """What a library function or object wraps (fixed: checked where it is, by value),
+        and the user's functions it names in __funcgrad_reads__ (read where they are)."""
         inner = getattr(v, "__wrapped__", None)
         if inner is not None:
             self.walk(self.const(inner), inner, depth)
+        if getattr(v, "__funcgrad_reads__", None) is not None:
+            self.walk(f"{e}.__funcgrad_reads__", v.__funcgrad_reads__, depth)
 
     def function(self, e, f, depth):
         """As _Walker.function: the code, closure cells, defaults and the globals it names."""
@@ -637,7 +589,7 @@ class _GuardWriter:
                 empty.append(f"not {e}.{attr}")
         if empty:
             self.check(" and ".join(empty))
-        if _LIBRARY_CODE.get(code) or _library_file(code.co_filename):
+        if library_code(code):
             return
         glob, names = f.__globals__, _global_names(code)
         g = self.bind(f"{e}.__globals__")

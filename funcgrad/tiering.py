@@ -52,8 +52,8 @@ import numpy as np
 from . import ir
 from ._config import config
 from ._errors import user_frame, warn_at
-from .guards import (Unguardable, _Walker, compile_guard, state_key, trace_key, unfollowed,
-                     value_key)
+from .guards import Unguardable, _Walker, compile_guard, state_key, trace_key, value_key
+from .reach import unfollowed
 from .ir import Traced
 from .tree_util import _registry, tree_flatten, tree_leaves
 

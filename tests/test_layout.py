@@ -39,7 +39,7 @@ LAYERS = [
     ("tracer", ["funcgrad.tracer"]),
     ("numpy", ["funcgrad.numpy", "funcgrad.flatten_util"]),
     ("transforms", ["funcgrad.transforms"]),
-    ("tiering", ["funcgrad.tiering", "funcgrad.guards"]),
+    ("tiering", ["funcgrad.tiering", "funcgrad.guards", "funcgrad.reach"]),
     ("higher_order", ["funcgrad.higher_order"]),
     ("backend", ["funcgrad.backend"]),
     ("api", ["funcgrad.api", "funcgrad.nn", "funcgrad.optim", "funcgrad.optimize", "funcgrad.scipy",
