@@ -15,8 +15,9 @@ The interpreter runs the user's Python on every call; a compiled kernel does not
   parameters, the attributes of a callable object or a bound method's instance, a
   functools.partial's arguments, and recursively the contents of these (dicts of any kind,
   lists, tuples, sets, deques, buffers, objects' attributes, the functions behind properties
-  and special methods of the user's classes, helper functions' own state) a few levels deep. Numbers and strings count by value, arrays by identity *and
-  content* (a digest of their bytes), so rebinding *or mutating in place* anything f reads is
+  and special methods of the user's classes, helper functions' own state, custom_vjp rules) a
+  few levels deep. Numbers and strings count by value, arrays by identity *and content* (a
+  digest of their bytes), so rebinding *or mutating in place* anything f reads is
   seen. The state is compared on every call (once f is hot, by checks generated for it:
   guards.py, a few hundred nanoseconds); when it changed, the compiled forms are dropped
   and f is interpreted (and counted) again. Non-array arguments that are not traced (a config
@@ -27,6 +28,13 @@ The interpreter runs the user's Python on every call; a compiled kernel does not
   anything the guards cannot see), or if tracing f advanced NumPy's or Python's global random
   state (a dropout mask drawn with np.random inside the loss), f stays interpreted for good:
   each call then draws, as the user wrote it.
+* **Reach.** The call that makes f hot records which of the user's code its trace runs
+  (reach.py); code the walk of the state does not reach (a helper deeper than it goes, a
+  function behind an object it does not look into) keeps f interpreted, with a warning.
+* **Cost.** A hot signature compiles once its interpreted calls have cost
+  fg.config.tier_payback of the compile's estimated CPU time (compile_estimate): what is
+  called rarely, or interprets quickly, stays interpreted. The compile itself is fg.jit's,
+  in the background (api/background.py): no call waits for it.
 
 What is not covered: Python side effects that leave no trace in f's state (print, writing a
 file) happen only while f is interpreted, as under fg.jit; state deeper than the walk goes
