@@ -361,3 +361,19 @@ def test_a_worker_that_dies_mid_compile_costs_only_that_compile(monkeypatch):
     g.wait()
     assert worker._worker[0] is not None and worker._worker[0].proc.poll() is None
     assert g(np.ones(3)) == pytest.approx(2.5 * 3 * np.arctan(1.0), rel=1e-14)
+
+
+def test_compile_ahead_waits_for_the_kernel_and_runs_nothing():
+    calls = []
+
+    def f(x):
+        calls.append(1)                  # runs when traced, never in the kernel
+        return fnp.sum(fnp.cos(x) ** 2)
+    jf = fg.jit(f).compile(np.ones(4))
+    assert len(calls) == 1
+    (entry,) = jf._entries.values()
+    assert not isinstance(entry, Pending)
+    assert jf(np.zeros(4)) == 4.0 and len(calls) == 1
+    assert jf.compile(np.ones(4)) is jf and len(calls) == 1      # compiled already
+    with pytest.raises(ValueError, match="test_background.py"):
+        fg.jit(lambda a, b: a @ b).compile(np.ones((2, 3)), np.ones((2, 3)))

@@ -233,10 +233,7 @@ class JitFunction:
         sig = self._signature(a)
         entry = self._entries.get(sig)
         if entry is None:
-            key = _checked_key(fast_key(args))
-            if (key is None or kwargs or self.static_argnums or len(a.dyn_vals) != len(args)
-                    or a.converted):
-                key = None
+            key = self._dispatch_key(args, kwargs, a)
             if sig in self._shipped:            # unpickled: compile the program it came with
                 entry, first = self._compile_shipped(sig, a)
                 self._remember(sig, entry, key if entry.fast is not None else None)
@@ -262,6 +259,39 @@ class JitFunction:
         if isinstance(entry, Paths):
             return self._guarded(entry, a)
         return tree_unflatten(entry.out_tree, entry.run(a.dyn_vals))
+
+    def _dispatch_key(self, args, kwargs, a):
+        """The key later calls with these arguments find the signature's entry by (_fast), or
+        None where they must take the full path."""
+        key = _checked_key(fast_key(args))
+        if (key is None or kwargs or self.static_argnums or len(a.dyn_vals) != len(args)
+                or a.converted):
+            return None
+        return key
+
+    def compile(self, *args, **kwargs):
+        """Compile the kernel for these arguments' signature now and wait for it, without
+        running it (ahead of a timed loop, or to see a compile error at once); returns self.
+        Calls of that signature then run the kernel from the first.
+
+            >>> f = fg.jit(lambda x: fnp.sum(fnp.cos(x) ** 2)).compile(np.ones(3))
+            >>> f(np.zeros(3))
+            3.0
+        """
+        a = Args(self.f, args, kwargs, static_argnums=self.static_argnums,
+                 trace_numbers=(float, complex))
+        sig = self._signature(a)
+        entry = self._entries.get(sig)
+        if isinstance(entry, Pending):
+            self._finish(sig, entry)
+        elif entry is None:
+            prog, consts, out_tree, n_out, guards = self._trace(a)
+            entry = self._entry(prog, out_tree, n_out, guards)
+            _first_run(entry, a.dyn_vals, self.f, precompile=True)
+            key = self._dispatch_key(args, kwargs, a)
+            self._remember(sig, _with_paths(entry, n_out, guards),
+                           key if entry.fast is not None else None)
+        return self
 
     def _remember(self, sig, entry, key):
         """Keep a new compiled signature; past fg.config.jit_max_signatures one not used
