@@ -184,7 +184,7 @@ def test_a_hot_vjp_compiles_in_the_background(held):
         assert jitted._pending and not jitted._plans
         held.set()
         for (pending,) in [list(jitted._pending.values())]:
-            pending.thread.join()
+            pending.wait()
         np.testing.assert_allclose(fg.vjp(f, x)[1](np.ones(4))[0], want, rtol=1e-14)
         assert not jitted._pending and jitted._plans
     finally:
@@ -377,3 +377,15 @@ def test_compile_ahead_waits_for_the_kernel_and_runs_nothing():
     assert jf.compile(np.ones(4)) is jf and len(calls) == 1      # compiled already
     with pytest.raises(ValueError, match="test_background.py"):
         fg.jit(lambda a, b: a @ b).compile(np.ones((2, 3)), np.ones((2, 3)))
+
+
+def test_ctrl_c_while_waiting_for_a_kernel_stops_the_wait_and_leaves_it_usable(held):
+    import _thread
+    f = fg.jit(lambda x: fg.fori_loop(0, 300_000, lambda i, c: c * 0.999999 + 1e-6, x))
+    threading.Timer(1.0, _thread.interrupt_main).start()
+    t = time.perf_counter()
+    with pytest.raises(KeyboardInterrupt):
+        f(np.ones(2))                    # a loop too long to interpret: waits for the kernel
+    assert time.perf_counter() - t < 30
+    held.set()                           # the compile went on; the function still works
+    np.testing.assert_allclose(f.wait()(np.ones(2)), np.ones(2), rtol=1e-9)

@@ -77,12 +77,15 @@ class Pending:
     raised. `program`: what the first call traced, to answer calls meanwhile (api/jit.py)."""
 
     __slots__ = ("thread", "result", "error", "key", "hot", "fast_keys", "name", "program",
-                 "started", "__weakref__")
+                 "started", "done", "__weakref__")
 
     def __init__(self, build, key, name="the function"):
         self.result = self.error = self.program = None
         self.key, self.hot, self.fast_keys, self.name = key, True, [], name
         self.started = time.perf_counter()
+        # (an Event, not Thread.join/is_alive: a join that Ctrl-C interrupts can leave the
+        # thread marked stopped while it runs on, in the Pythons we support)
+        self.done = threading.Event()
         self.thread = threading.Thread(target=self._run, args=(build,), daemon=True,
                                        name="funcgrad-jit-compile")
         self.thread.start()
@@ -93,10 +96,17 @@ class Pending:
             self.result = build()
         except Exception as exc:        # raised to the caller by join()
             self.error = exc
+        finally:
+            self.done.set()
 
     @property
     def ready(self):
-        return not self.thread.is_alive()
+        return self.done.is_set()
+
+    def wait(self):
+        """Wait until the build is done (its result or error set)."""
+        while not self.done.wait(0.25):
+            pass
 
     def join(self):
         """The entry, once built. A wait longer than WAIT_NOTICE seconds says so on stderr
@@ -104,13 +114,13 @@ class Pending:
         stops the wait (the compile goes on in the background)."""
         waited = time.perf_counter()
         noticed = False
-        while self.thread.is_alive():
+        while not self.done.is_set():
             now = time.perf_counter()
             if now - waited >= WAIT_NOTICE:
                 _notice(f"funcgrad: waiting for the kernel of {self.name} to compile "
                         f"({now - self.started:.0f} s so far)", final=False)
                 noticed = True
-            self.thread.join(0.25)
+            self.done.wait(0.25)
         if noticed:
             _notice(f"funcgrad: the kernel of {self.name} is ready after "
                     f"{time.perf_counter() - self.started:.1f} s", final=True)
@@ -126,7 +136,7 @@ def wait_all():
     """Wait until every kernel compiling in the background in this process is ready (fg.jit's,
     hot fg.grad & co.'s, the library loops'): benchmarks call it before timing."""
     for p in list(_live):
-        p.thread.join()
+        p.wait()
 
 
 WAIT_NOTICE = 2.0       # seconds a call waits for a kernel before it says so

@@ -190,7 +190,7 @@ class JitFunction:
         (before timing it, say); returns self. Compile errors are raised by the next call."""
         for e in list(self._entries.values()):
             if isinstance(e, Pending):
-                e.thread.join()
+                e.wait()
         return self
 
     def lower(self, *args, **kwargs):
