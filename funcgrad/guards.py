@@ -47,6 +47,12 @@ def _library_roots():
 _LIB_ROOTS = _library_roots()
 _LIB_PACKAGES = frozenset({"funcgrad", "numpy", "numba", "scipy", "builtins"})
 @functools.lru_cache(maxsize=4096)
+def _library_file(filename):
+    """Code in the standard library, site-packages or funcgrad itself (not the user's: its
+    globals are not watched). Broader than _errors' notion, which only skips funcgrad/NumPy."""
+    return filename.startswith("<frozen") or os.path.realpath(filename).startswith(_LIB_ROOTS)
+
+
 def library_code(code):
     """Whether a code object is library code (_library_file), cached per code object."""
     lib = _LIBRARY_CODE.get(code)
@@ -55,12 +61,6 @@ def library_code(code):
             _LIBRARY_CODE.clear()
         lib = _LIBRARY_CODE[code] = _library_file(code.co_filename)
     return lib
-
-
-def _library_file(filename):
-    """Code in the standard library, site-packages or funcgrad itself (not the user's: its
-    globals are not watched). Broader than _errors' notion, which only skips funcgrad/NumPy."""
-    return filename.startswith("<frozen") or os.path.realpath(filename).startswith(_LIB_ROOTS)
 
 
 @functools.lru_cache(maxsize=4096)
