@@ -54,6 +54,7 @@ import random
 import time
 import types
 import weakref
+from typing import NamedTuple
 
 import numpy as np
 
@@ -253,10 +254,10 @@ class _Observed(list):
 
 class _Watch:
     """One interpreted call being observed: its state, the first program traced in it and
-    the decisions that trace made; for the first call of a signature in a state, the code it
-    ran and its arguments (to check that the state's key covers that code)."""
+    the decisions that trace made, how long it took; for the call that makes a signature hot,
+    the code it ran and its arguments (to check that the state's key covers that code)."""
 
-    __slots__ = ("sig", "programs", "rng", "prev", "seconds", "args")
+    __slots__ = ("sig", "programs", "rng", "prev", "seconds", "args", "start")
 
     def __init__(self, sig, args=None):
         self.sig, self.programs, self.seconds = sig, _Observed(args is not None), 0.0
@@ -265,10 +266,21 @@ class _Watch:
     def __enter__(self):
         self.rng = _rng_state()
         self.prev, ir._state.observer = ir._state.observer, self.programs
+        self.start = time.perf_counter()
         return self
 
     def __exit__(self, *exc):
+        self.seconds = time.perf_counter() - self.start
         ir._state.observer = self.prev
+
+
+class _Run(NamedTuple):
+    """What the interpreted calls of one signature in one state recorded (_Tier.runs)."""
+    key: tuple               # the trace key of the last program
+    count: int               # identical calls in a row
+    decisions: tuple         # the Python control flow decisions on traced values it made
+    seconds: float           # time spent interpreting them
+    size: int                # equations of the program
 
 
 MAX_HOT = 64       # compiled signatures per (function, transform)
@@ -287,7 +299,7 @@ class _Tier:
     def __init__(self, f):
         self.f_ref = _reference(f)
         self.state = None         # the state the records and compiled forms below belong to
-        self.runs = {}            # sig -> (trace key, identical calls in a row, decisions)
+        self.runs = {}            # sig -> _Run
         self.jitted = {}          # sig -> compiled form (hot signatures)
         self.failed = set()
         self.never = None         # why f is never compiled, once known
@@ -306,7 +318,7 @@ class _Tier:
             return f"compiled for {len(self.jitted)} signature(s)"
         if not self.runs:
             return "interpreted: not called yet with its current state"
-        _, count, _, seconds, size = max(self.runs.values(), key=lambda r: r[3])
+        _, count, _, seconds, size = max(self.runs.values(), key=lambda r: r.seconds)
         if count < policy.threshold:
             return (f"interpreted: {count} identical call(s) so far, compiled after "
                     f"{policy.threshold} (fg.config.jit_threshold) once it pays")
@@ -351,14 +363,14 @@ class _Tier:
                 self.guard, self.guard_tried = compile_guard(f, state), True
             return jitted, None
         record = self.runs.get(sig)
-        if (record is not None and record[1] >= policy.threshold and sig not in self.failed
-                and record[3] >= config.tier_payback * compile_estimate(record[4])):
+        if (record is not None and record.count >= policy.threshold and sig not in self.failed
+                and record.seconds >= config.tier_payback * compile_estimate(record.size)):
             jitted = make_jit()          # (its first calls are interpreted while it compiles)
             self._keep(sig, jitted)
             return jitted, None
         # (the call that makes it hot also records the code its trace runs: only functions
         # about to compile pay for that)
-        calls = 0 if record is None else record[1]
+        calls = 0 if record is None else record.count
         return None, _Watch(sig, (args, kwargs) if calls + 1 == policy.threshold else None)
 
     def observe(self, watch):
@@ -400,13 +412,13 @@ class _Tier:
                 return
         key = trace_key(prog)
         record = self.runs.get(watch.sig)      # (other decisions: other programs, by design)
-        if record is not None and record[0] != key and record[2] == decisions:
+        if record is not None and record.key != key and record.decisions == decisions:
             self._give_up_all("two calls with the same arguments and state traced to "
                               "different programs (it reads a clock, a random generator or "
                               "other state the guards cannot see)")
             return
-        count, seconds = (0, 0.0) if record is None else (record[1], record[3])
-        self.runs[watch.sig] = (key, count + 1, decisions, seconds + watch.seconds, size)
+        count, seconds = (0, 0.0) if record is None else (record.count, record.seconds)
+        self.runs[watch.sig] = _Run(key, count + 1, decisions, seconds + watch.seconds, size)
 
     def _keep(self, sig, jitted):
         """Hot signatures keep their compiled forms, the oldest dropped past MAX_HOT (each
@@ -516,9 +528,7 @@ def run_tiered(tier, make_jit, interpreted, args, kwargs):
         return interpreted(*args, **kwargs) if out is NOT_READY else out
     if watch is None:
         return interpreted(*args, **kwargs)
-    t0 = time.perf_counter()
     with watch:
         out = interpreted(*args, **kwargs)
-    watch.seconds = time.perf_counter() - t0
     tier.observe(watch)
     return out

@@ -14,7 +14,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 
 import funcgrad as fg
 import funcgrad.numpy as fnp
-from funcgrad.api.background import Pending
+from funcgrad.api.background import Pending, wait_all
 from funcgrad.backend import worker
 from funcgrad.tiering import policy
 from test_tiering import compiled_in_background
@@ -284,7 +284,6 @@ def test_interleaved_calls_agree_with_the_interpreter_while_kernels_come_and_go(
                 res = fg.optimize.minimize(lambda p: fnp.sum((p - v * C) ** 2), np.zeros(3))
                 np.testing.assert_allclose(res.x, v * C, rtol=1e-6, atol=1e-8)
             else:
-                from funcgrad.api.background import wait_all
                 wait_all()
     finally:
         policy.threshold = old_threshold
@@ -297,7 +296,7 @@ def test_a_kernel_already_on_disk_is_loaded_without_the_worker():
     f = lambda x: fnp.sum(fnp.exp(-x) * fnp.cos(3.0 * x))
     x = np.linspace(0.0, 1.0, 7)
     fg.jit(fg.grad(f))(x)
-    background_wait_all()
+    wait_all()
     cache.kernels.clear()               # this process forgets it; the disk cache keeps it
     jobs = worker.stats["jobs"]
     again = fg.jit(fg.grad(f))
@@ -307,11 +306,6 @@ def test_a_kernel_already_on_disk_is_loaded_without_the_worker():
     np.testing.assert_allclose(again(x), first, rtol=1e-14)
     np.testing.assert_allclose(first, -np.exp(-x) * (np.cos(3 * x) + 3 * np.sin(3 * x)),
                                rtol=1e-13)
-
-
-def background_wait_all():
-    from funcgrad.api.background import wait_all
-    wait_all()
 
 
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="no fork here")

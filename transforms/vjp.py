@@ -14,7 +14,6 @@ until an input's gradient must be returned.
 """
 from __future__ import annotations
 
-
 from .. import ir
 from .._config import config
 from ..ir import Lit, Program, Var, aval_of
@@ -24,7 +23,6 @@ from ..tracer import trace_flat
 from .simplify import dce
 
 __all__ = ["vjp_program", "split_program", "active_vars", "forward_pass", "backward_pass"]
-
 
 
 def active_vars(prog: Program, wrt):

@@ -143,8 +143,6 @@ def _check_static_argnums(f, static_argnums):
     return tuple(i % n for i in nums)
 
 
-
-
 class JitFunction:
     """A function compiled per signature; see `jit`."""
 
@@ -295,10 +293,10 @@ class JitFunction:
 
     def _remember(self, sig, entry, key):
         """Keep a new compiled signature; past fg.config.jit_max_signatures one not used
-        lately goes (CLOCK,
-        an approximation of least recently used: each call marks its entry, a sweep gives
-        marked entries a second chance). Its kernel is freed unless another function shares
-        it; calling that signature again compiles it again (from the disk cache)."""
+        lately goes (CLOCK, an approximation of least recently used: each call marks its
+        entry, a sweep gives marked entries a second chance). Its kernel is freed unless
+        another function shares it; calling that signature again compiles it again (from the
+        disk cache)."""
         while len(self._entries) >= config.jit_max_signatures:
             old_sig = next(iter(self._entries))
             old = self._entries.pop(old_sig)
@@ -351,24 +349,20 @@ class JitFunction:
         pending = Pending(build, key, fn_name(self.f))
         pending.program = (prog, consts, out_tree, n_out, bool(guards))
         self._remember(sig, pending, None)
-        out = interpret_first(prog, [*consts, *vals], pending)
-        if out is None:
+        out = _interpret(pending, vals)
+        if out is MISS:
             self._finish(sig, pending)
-            return MISS
-        return tree_unflatten(out_tree, [to_numpy(o) for o in out[:n_out]])
+        return out
 
     def _meanwhile(self, pending, a, args, kwargs):
         """A call of a signature whose kernel is still compiling, answered by the interpreter
         (MISS: it holds a loop too long to interpret; wait for the kernel instead). The
         program traced by the first call serves, unless Python control flow read traced
         values there: then this call is traced anew (its path may differ)."""
-        prog, consts, out_tree, n_out, guarded = pending.program
+        *_, guarded = pending.program
         if guarded:
             return evaluate(self.f, *args, **kwargs)
-        out = interpret_first(prog, [*consts, *a.dyn_vals], pending)
-        if out is None:
-            return MISS
-        return tree_unflatten(out_tree, [to_numpy(o) for o in out[:n_out]])
+        return _interpret(pending, a.dyn_vals)
 
     def _finish(self, sig, pending):
         """The entry a background compile made for sig, waited for, in pending's place."""
@@ -421,19 +415,26 @@ class JitFunction:
         return tree_unflatten(out_tree, out[:n_out])
 
 
+def _interpret(pending, vals):
+    """The results of the program pending's first call traced, run by the interpreter on vals
+    (MISS where a loop in it is too long to interpret while the kernel compiles)."""
+    prog, consts, out_tree, n_out, _ = pending.program
+    out = interpret_first(prog, [*consts, *vals], pending)
+    if out is None:
+        return MISS
+    return tree_unflatten(out_tree, [to_numpy(o) for o in out[:n_out]])
 
 
 def _too_many_paths(f):
     return (f"fg.jit: {getattr(f, '__name__', 'the function')} has taken "
-            f"{config.jit_max_paths} different "
-            "paths through Python control flow on traced values (`if`/`while`/int()/float() "
-            "on them; this line decided differently this time). Each path is a kernel of its "
-            "own; calls that take none of the compiled paths now run interpreted (correct, "
-            "slower). Put the decision into the program instead: fg.cond / fg.switch for an "
-            "`if`, fg.while_loop or fg.fori_loop for a loop whose trip count depends on the "
-            "values, fnp.where for an elementwise choice, fnp.take(table, idx, axis=0) for a "
-            "NumPy array indexed with traced integers (or raise the limit with "
-            "fg.config.jit_max_paths, FUNCGRAD_JIT_MAX_PATHS).")
+            f"{config.jit_max_paths} different paths through Python control flow on traced "
+            "values (`if`/`while`/int()/float() on them; this line decided differently this "
+            "time). Each path is a kernel of its own; calls that take none of the compiled "
+            "paths now run interpreted (correct, slower). Put the decision into the program "
+            "instead: fg.cond / fg.switch for an `if`, fg.while_loop or fg.fori_loop for a "
+            "loop whose trip count depends on the values, fnp.where for an elementwise choice, "
+            "fnp.take(table, idx, axis=0) for a NumPy array indexed with traced integers (or "
+            "raise the limit with fg.config.jit_max_paths, FUNCGRAD_JIT_MAX_PATHS).")
 
 
 def _check_sizes(prog):

@@ -27,7 +27,7 @@ import sys
 import threading
 import time
 
-__all__ = ["compile_elsewhere", "stop", "stats"]
+__all__ = ["compile_elsewhere", "stats"]
 
 _HEADER = struct.Struct("<Q")
 MAX_STARTS = 3          # workers started per process: past this, compile in threads
@@ -135,16 +135,8 @@ def compile_elsewhere(module, parallel, types):
         return True
 
 
-def stop():
-    """Terminate the worker (at interpreter exit; tests)."""
-    _closing[0] = True
-    worker, _worker[0] = _worker[0], None
-    if worker is not None:
-        worker.stop()
-    _closing[0] = False
-
-
 def _at_exit():
+    """Terminate the worker; background compiles still waiting for it are cancelled."""
     _closing[0] = True
     worker, _worker[0] = _worker[0], None
     if worker is not None:
@@ -181,7 +173,7 @@ def _die_with_parent():
 
 def main():
     """The worker: read (module text, parallel, types), compile into the disk cache, reply
-    (None or the error's text, seconds)."""
+    (None or the error's text,)."""
     _die_with_parent()
     replies = os.fdopen(os.dup(1), "wb")
     os.dup2(2, 1)                       # anything printed goes to stderr, not into the replies
@@ -193,7 +185,6 @@ def main():
         if job is None:
             return
         module, parallel, types = job
-        t0 = time.process_time()
         try:
             fn = cache.load_kernel(module, parallel)
             if fn is None:
@@ -202,7 +193,7 @@ def main():
             error = None
         except Exception as exc:
             error = f"{type(exc).__name__}: {exc}"
-        _send(replies, (error, time.process_time() - t0))
+        _send(replies, (error,))
 
 
 if __name__ == "__main__":

@@ -30,7 +30,6 @@ __all__ = ["cached_runner", "tree_signature", "as_float64", "clear"]
 MAX_RUNNERS = 64
 _RUNNERS: "collections.OrderedDict" = collections.OrderedDict()   # key -> runner
 _lock = threading.Lock()
-stats = {"made": 0, "reused": 0}       # this process's lookups (for tests and benchmarks)
 
 
 def runner_key(fun, key, also=()):
@@ -53,11 +52,9 @@ def cached_runner(fun, key, make, also=()):
         hit = _RUNNERS.get(k)
         if hit is not None:
             _RUNNERS.move_to_end(k)
-            stats["reused"] += 1
             return hit
     runner = make()
     with _lock:
-        stats["made"] += 1
         _RUNNERS[k] = runner
         while len(_RUNNERS) > MAX_RUNNERS:
             _RUNNERS.popitem(last=False)
