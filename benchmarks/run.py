@@ -23,12 +23,13 @@ import numba
 import numpy as np
 
 import funcgrad as fg
+from timing import settle, warm_up
 from workloads import BY_KEY, WORKLOADS, ops
 
 BENCH_DIR = os.path.dirname(os.path.abspath(__file__))
 RTOL = 1e-9
 MIN_REPEAT_S = 0.05          # each timed repeat loops over enough calls to take this long
-WARMUP_CALLS = 25            # before timing; more than funcgrad's tiering threshold (10)
+WARMUP_CALLS = 25            # before timing, and at least timing.WARMUP_SECONDS of calls
 MICRO = "µs" if (sys.stdout.encoding or "").lower().startswith("utf") else "us"
 
 
@@ -165,12 +166,8 @@ def mismatch(got, want):
 
 def median_seconds(call, args, repeats):
     """Median over `repeats` of (a loop of r calls) / r, with r chosen so a loop takes >= 50 ms,
-    after WARMUP_CALLS calls (enough for code that compiles once hot to reach its steady state)."""
-    for _ in range(WARMUP_CALLS):
-        call(*args)
-    settle()
-    for _ in range(WARMUP_CALLS):                   # (the kernels' first calls load them)
-        call(*args)
+    after timing.warm_up (code that compiles once hot reaches its steady state)."""
+    warm_up(call, args, WARMUP_CALLS)
     r = 1
     while True:                                      # calibrate (and warm up) like timeit
         t0 = time.perf_counter()
@@ -186,16 +183,6 @@ def median_seconds(call, args, repeats):
             call(*args)
         times.append((time.perf_counter() - t0) / r)
     return float(np.median(times))
-
-
-def settle():
-    """Wait for funcgrad's background compiles: a timed loop times kernels, not the
-    interpreter answering while they compile."""
-    try:
-        from funcgrad.api.background import wait_all
-    except ImportError:              # (a funcgrad before background compiles)
-        return
-    wait_all()
 
 
 def loud(msg):
