@@ -224,6 +224,15 @@ _define("jit_background", True, Switch(),
         "calls until the kernel is ready; no call waits for a compile unless a loop is too "
         "long to interpret. False: the first call compiles and waits (fg.jit(f, "
         "background=False) for one function). Read at each new signature.", "compiling")
+_define("jit_same_bits", True, Switch(),
+        "fg.jit gives its kernel's bits from the first call: while a signature's kernel "
+        "compiles, the interpreter answers only programs it computes bit for bit as the kernel "
+        "does (arithmetic, comparisons, indexing, moving data: ir.Primitive.exact); a call of "
+        "any other program (a sum, exp, a matrix product) waits for its kernel, saying so on "
+        "stderr after 2 s. False: the interpreter answers every call meanwhile, and results "
+        "may differ from the kernel's in the last bits until it is ready. Un-jitted fg.grad & "
+        "co. and the library loops (fit, minimize, odeint) never wait: their answers come from "
+        "the interpreter until the kernel is ready.", "compiling")
 _define("jit_threshold", 3, Number(int, 0),
         "Tiering: fg.grad & co. compile a function for a signature only after this many "
         "interpreted calls traced to the same program (and once it pays, tier_payback); 0 "

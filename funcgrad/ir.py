@@ -221,12 +221,20 @@ class Primitive:
     elementwise: the output is one scalar function of the operands' elements at the same
     position (operands of one shape, which the output has too): batching, fusion into loop
     nests and scalar replacement rely on it.
+    exact: every correct evaluation gives the same bits (True, False, or a function of the
+    equation): its results are exact or one correctly rounded IEEE-754 operation per element
+    (+, -, *, /, sqrt, comparisons, moving data), so the interpreter's NumPy and a compiled
+    kernel agree bit for bit. Not exact: sums and products over an axis (their order),
+    transcendental functions (each library has its own approximation), BLAS and LAPACK, and
+    what NumPy settles differently per CPU (maximum(0.0, -0.0)). fg.jit answers a first call
+    from the interpreter only for programs of exact equations (`exact_program`).
     """
 
     def __init__(self, name, *, impl, abstract, vjp=None, jvp=None, batch=None,
                  multiple_results=False, differentiable=True, elementwise=False, doc=None,
-                 vjp_split=None, opaque=False, fresh_params=(), singular=False, effect=False):
-        self.name, self.vjp_split, self.opaque = name, vjp_split, opaque
+                 vjp_split=None, opaque=False, fresh_params=(), singular=False, effect=False,
+                 exact=False):
+        self.name, self.vjp_split, self.opaque, self.exact = name, vjp_split, opaque, exact
         self.effect = effect
         self.fresh_params, self.singular = fresh_params, singular
         self.impl, self.abstract, self.vjp, self.jvp, self.batch = impl, abstract, vjp, jvp, batch
@@ -305,6 +313,24 @@ def sub_programs(params):
             yield v
         elif isinstance(v, tuple):
             yield from (p for p in v if isinstance(p, Program))
+
+
+def exact_program(prog):
+    """Whether every equation of prog, and of the programs inside its loops and branches, is
+    exact (Primitive.exact): then the interpreter computes the compiled kernel's bits."""
+    for e in prog.eqns:
+        exact = e.prim.exact
+        if not (exact(e) if callable(exact) else exact):
+            return False
+        if not all(exact_program(p) for p in sub_programs(e.params)):
+            return False
+    return True
+
+
+def real_operands(eqn):
+    """An `exact` rule: exact for real operands (complex * and / are several roundings, in an
+    order NumPy and Numba choose differently)."""
+    return all(v.aval.dtype.kind != "c" for v in eqn.inputs)
 
 
 def split_list(seq, *sizes):

@@ -1,7 +1,9 @@
 """fg.jit by default (funcgrad/api/background.py): the first call of a signature answers from
 the interpreter while the kernel compiles in the worker process; later calls are answered the
 same way until the kernel is ready, then by the kernel. The rest of the suite compiles on the
-first call (conftest.py); here the default is switched back on."""
+first call (conftest.py); here the default is switched back on, and the interpreter answers
+every program meanwhile (jit_same_bits off: fg.jit's own default, which waits for the kernels
+of programs the interpreter would not compute bit for bit, is tested in test_same_bits.py)."""
 import os
 import subprocess
 import sys
@@ -22,7 +24,7 @@ from test_tiering import compiled_in_background
 
 @pytest.fixture(autouse=True)
 def background():
-    with fg.config.override(jit_background=True):
+    with fg.config.override(jit_background=True, jit_same_bits=False):
         yield
 
 
@@ -199,7 +201,8 @@ def test_a_script_may_end_while_a_kernel_compiles(tmp_path):
             "print(g(np.ones(8))[0])\n"
             "while worker._worker[0] is None: time.sleep(0.01)\n"
             "print(worker._worker[0].proc.pid)\n")
-    env = dict(os.environ, FUNCGRAD_JIT_BACKGROUND="1", FUNCGRAD_CACHE_DIR=str(tmp_path))
+    env = dict(os.environ, FUNCGRAD_JIT_BACKGROUND="1", FUNCGRAD_JIT_SAME_BITS="0",
+               FUNCGRAD_CACHE_DIR=str(tmp_path))
     t = np.tanh(8.0)
     for _ in range(2):
         res = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,

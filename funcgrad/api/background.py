@@ -5,8 +5,11 @@ interpreting the same program once usually takes milliseconds. So the first call
 signature traces f, starts its kernel compiling, and answers from the reference interpreter
 (interpreter.py, the same program the kernel is built from); later calls of that signature
 are answered the same way, from the same program, until the kernel is ready, and from the
-kernel after that. No call waits for a compile: a notebook cell answers at once, a training
-loop runs interpreted for its first seconds and native after.
+kernel after that: a notebook cell answers at once, a training loop runs interpreted for its
+first seconds and native after. A user's fg.jit answers so only for a program the interpreter
+computes bit for bit as the kernel does (ir.exact_program; fg.config.jit_same_bits): the first
+call of any other waits for its kernel (api/jit.py). Tiering and the library loops answer
+every program so.
 
 Where the compile runs: a thread here (Pending) traces nothing and runs no user code; it
 generates the kernel's source and hands it to the compile worker, a separate process

@@ -143,7 +143,7 @@ def _jvp(f, primals, tangents, has_aux):
 
 
 def _jit_jvp(f, has_aux):
-    return jit(lambda p, t: _jvp(f, p, t, has_aux))
+    return jit(lambda p, t: _jvp(f, p, t, has_aux), same_bits=False)
 
 
 def linearize(f, *primals):
@@ -251,7 +251,7 @@ def _jacobian(f, argnums, has_aux, forward, holomorphic=False):
     jac = _jacobian_interpreted(f, argnums, has_aux, forward, holomorphic)
 
     def make_jit():
-        return jit(jac)
+        return jit(jac, same_bits=False)
     kind = ("jacfwd" if forward else "jacrev", repr(argnums), has_aux) + (
         ("holomorphic",) if holomorphic else ())
     return functools.wraps(f, updated=())(tiered(f, kind, make_jit, jac))
@@ -320,7 +320,7 @@ def hessian(f, argnums=0, holomorphic=False):
         holomorphic)
 
     def make_jit():
-        return jit(interpreted)
+        return jit(interpreted, same_bits=False)
     kind = ("hessian", repr(argnums)) + (("holomorphic",) if holomorphic else ())
     h = functools.wraps(f, updated=())(tiered(f, kind, make_jit,
                                                interpreted))

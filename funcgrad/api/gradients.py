@@ -85,7 +85,7 @@ def value_and_grad(f, argnums=0, has_aux=False, holomorphic=False):
         (5.0, array([2., 4.]))
     """
     def make_jit():
-        return jit(_value_and_grad(f, argnums, has_aux, holomorphic))
+        return jit(_value_and_grad(f, argnums, has_aux, holomorphic), same_bits=False)
     vg = tiered(f, ("value_and_grad", hashable_argnums(argnums), has_aux) + _holo(holomorphic), make_jit,
                  _value_and_grad(f, argnums, has_aux, holomorphic))
     vg = functools.wraps(f, updated=())(vg)
@@ -148,7 +148,7 @@ def grad(f, argnums=0, has_aux=False, holomorphic=False):
         return (g, val[1]) if has_aux else g
 
     def make_jit():
-        return jit(gradient)
+        return jit(gradient, same_bits=False)
     grad_f = functools.wraps(f, updated=())(
         tiered(f, ("grad", hashable_argnums(argnums), has_aux) + _holo(holomorphic), make_jit,
                gradient))

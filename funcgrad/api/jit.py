@@ -20,7 +20,7 @@ from .. import _nan_checks as nan_checks
 from .._errors import (FuncgradError, KernelInterrupted, add_location, array_memory_error,
                        loop_memory_error, warn_at)
 from ..interpreter import eval_program
-from ..ir import Program, aval_of, current_trace, sub_programs
+from ..ir import Program, aval_of, current_trace, exact_program, sub_programs
 from ..tiering import LATER, NOT_READY, set_loop_compiler, value_key
 from ..tracer import trace_flat
 from ..backend.scalarize import scalarize
@@ -146,13 +146,16 @@ def _check_static_argnums(f, static_argnums):
 class JitFunction:
     """A function compiled per signature; see `jit`."""
 
-    def __init__(self, f, static_argnums=(), parallel=False, background=None):
+    def __init__(self, f, static_argnums=(), parallel=False, background=None, same_bits=None):
         self.f = f
         self.static_argnums = _check_static_argnums(f, static_argnums)
         self.parallel = parallel
         # first call of a signature: answered by the interpreter while its kernel compiles
         # (background.py); None: fg.config.jit_background (default on)
         self.background = background
+        # ... only where the interpreter computes the kernel's bits (others wait for it);
+        # None: fg.config.jit_same_bits (default on). False for tiering and library loops.
+        self.same_bits = same_bits
         self._entries: dict = {}
         self._fast: dict = {}
         self._trees = False       # _fast holds keys of pytree arguments (tree_key)
@@ -341,28 +344,38 @@ class JitFunction:
         to interpret; the signature's entry is then the kernel, waited for)."""
         prog, consts, out_tree, n_out, guards = self._trace(a)
         vals = list(a.dyn_vals)
+        answer = not self._same_bits() or exact_program(prog)
 
         def build():
             entry = self._entry(prog, out_tree, n_out, guards)
             _first_run(entry, vals, self.f, precompile=True)
             return _with_paths(entry, n_out, guards)
         pending = Pending(build, key, fn_name(self.f))
-        pending.program = (prog, consts, out_tree, n_out, bool(guards))
+        pending.program = (prog, consts, out_tree, n_out, bool(guards)) if answer else None
         self._remember(sig, pending, None)
-        out = _interpret(pending, vals)
+        out = _interpret(pending, vals) if answer else MISS
         if out is MISS:
             self._finish(sig, pending)
         return out
 
     def _meanwhile(self, pending, a, args, kwargs):
         """A call of a signature whose kernel is still compiling, answered by the interpreter
-        (MISS: it holds a loop too long to interpret; wait for the kernel instead). The
-        program traced by the first call serves, unless Python control flow read traced
-        values there: then this call is traced anew (its path may differ)."""
+        (MISS: wait for the kernel instead: a loop in it is too long to interpret, or the
+        interpreter would not compute the kernel's bits, `_same_bits`). The program traced by
+        the first call serves, unless Python control flow read traced values there: then
+        this call is traced anew (its path may differ; its bits are checked by waiting)."""
+        if pending.program is None:
+            return MISS
         *_, guarded = pending.program
         if guarded:
-            return evaluate(self.f, *args, **kwargs)
+            return MISS if self._same_bits() else evaluate(self.f, *args, **kwargs)
         return _interpret(pending, a.dyn_vals)
+
+    def _same_bits(self):
+        """Whether calls must have the kernel's bits (fg.config.jit_same_bits): then only a
+        program whose equations are all exact (ir.Primitive.exact) is interpreted while its
+        kernel compiles."""
+        return self.same_bits if self.same_bits is not None else config.jit_same_bits
 
     def _finish(self, sig, pending):
         """The entry a background compile made for sig, waited for, in pending's place."""
@@ -501,7 +514,7 @@ def _numba_error(entry, exc, f):
         f"program in the interpreter.\nNumba said: {message[:2000]}")
 
 
-def jit(f=None, *, static_argnums=(), parallel=False, background=None):
+def jit(f=None, *, static_argnums=(), parallel=False, background=None, same_bits=None):
     """Compile f with Numba, once per signature (shapes, dtypes, pytree structure, statics).
 
         >>> loss = lambda w: fnp.sum(fnp.sin(w) ** 2)
@@ -512,11 +525,19 @@ def jit(f=None, *, static_argnums=(), parallel=False, background=None):
     flow (loop counts, flags), are static: each new value compiles anew. `static_argnums` makes
     any argument static. `parallel=True` lets Numba run large loops on all
     cores.
+
+    Every call gives the kernel's results, bit for bit, from the first: the kernel compiles
+    in a worker process, and until it is ready the interpreter answers only programs it
+    computes bit for bit as the kernel does (arithmetic, comparisons, indexing); a first call
+    of any other program waits for its kernel (saying so on stderr after 2 s).
+    `same_bits=False` (fg.config.jit_same_bits) lets the interpreter answer every call
+    meanwhile (last bits may then differ until the kernel is ready); `background=False`
+    (fg.config.jit_background) compiles on the first call.
     """
     if f is None:
         return functools.partial(jit, static_argnums=static_argnums, parallel=parallel,
-                                 background=background)
-    return JitFunction(f, static_argnums, parallel, background)
+                                 background=background, same_bits=same_bits)
+    return JitFunction(f, static_argnums, parallel, background, same_bits)
 
 
 class VjpJit:

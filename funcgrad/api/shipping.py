@@ -65,10 +65,10 @@ def jit_state(jf, entries):
     if getattr(jf, "_f_blob", None) is None:        # (pickled once: Dask pickles every task)
         jf._f_blob = b"" if f is None else dumps(f) or b""
     return (jf._token, jf._f_blob or None, jf.static_argnums, jf.parallel, jf.background,
-            tuple(shipped))
+            jf.same_bits, tuple(shipped))
 
 
-def restore_jit(make, token, f_blob, static_argnums, parallel, background, shipped):
+def restore_jit(make, token, f_blob, static_argnums, parallel, background, same_bits, shipped):
     """The JitFunction of a pickle: the one this process already unpickled under `token`, or
     a new one (`make(f, ...)`) holding the shipped programs until their signatures are
     called."""
@@ -83,7 +83,7 @@ def restore_jit(make, token, f_blob, static_argnums, parallel, background, shipp
             sig, prog, out_tree = pickle.loads(blob)
             programs[sig], blobs[sig] = (prog, out_tree), blob
         jf = make(f if f is not None else _without_function(programs), static_argnums,
-                  parallel, background)
+                  parallel, background, same_bits)
         jf._token, jf._shipped, jf._shipped_blobs = token, programs, blobs
         jf._shipped_f = f
         _RESTORED[token] = jf

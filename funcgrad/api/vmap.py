@@ -182,7 +182,7 @@ def vmap(f, in_axes=0, out_axes=0):
     vf.__name__ = f"vmap_of_{fn_name(f)}"
 
     def make_jit():
-        return jit(vf)
+        return jit(vf, same_bits=False)
     vmapped = functools.wraps(f, updated=())(
         tiered(f, ("vmap", repr(in_axes), repr(out_axes)), make_jit, vf))
     vmapped.__name__ = vf.__name__

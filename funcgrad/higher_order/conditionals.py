@@ -76,7 +76,7 @@ def _cond_batch(ins, fl, size, *, branches):
 
 
 cond_p = define(
-    "cond", impl=_cond_impl, multiple_results=True,
+    "cond", impl=_cond_impl, multiple_results=True, exact=True,   # (as exact as its branches)
     abstract=lambda index, *avals, branches: tuple(branches[0].out_avals),
     jvp=_cond_jvp, vjp_split=_cond_split, batch=_cond_batch,
     doc="branches[index](*operands) with index clamped to the valid range; every branch "

@@ -162,7 +162,7 @@ def _while_batch(ins, fl, size, *, cond, body, n_cc, n_bc, checkpoint=None):
 
 
 while_p = define(
-    "while_loop", impl=_while_impl, multiple_results=True,
+    "while_loop", impl=_while_impl, multiple_results=True, exact=True,   # (as its body)
     abstract=lambda *avals, cond, body, n_cc, n_bc, checkpoint=None: tuple(body.out_avals),
     jvp=_while_jvp, vjp_split=_while_split, batch=_while_batch,
     doc="carry = body(body_consts, carry) while cond(cond_consts, carry); inputs "
@@ -419,7 +419,7 @@ def _scan_batch(ins, fl, size, *, body, length, reverse, n_c, n_carry):
 
 
 scan_p = define(
-    "scan", impl=_scan_impl, abstract=_scan_abstract, multiple_results=True,
+    "scan", impl=_scan_impl, abstract=_scan_abstract, multiple_results=True, exact=True,
     jvp=_scan_jvp, vjp_split=_scan_split, batch=_scan_batch,
     doc="carry, y_k = body(consts, carry, x_k) for k in range(length) (reversed if reverse); "
         "inputs (consts, init, xs); outputs the final carry and the stacked ys.")

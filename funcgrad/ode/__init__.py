@@ -129,7 +129,7 @@ def odeint(func, y0, t, *args, rtol=1.4e-8, atol=1.4e-8, method="dopri5", max_st
     if traced:
         ys, status, steps, rejected = solve(flat0, t, args, rtol, atol, first, hmax)
     else:
-        run = cached_runner(func, ("odeint", config, tree_signature(y0)), lambda: jit(solve))
+        run = cached_runner(func, ("odeint", config, tree_signature(y0)), lambda: jit(solve, same_bits=False))
         ys, status, steps, rejected = run(flat0, t, args, float(rtol), float(atol),
                                           float(first), float(hmax))
         status = int(status)

@@ -114,7 +114,7 @@ def fit(loss, params, optimizer, *, steps, data=None, batch_size=None, has_aux=F
     def make():
         grad_fn = value_and_grad(loss, has_aux=has_aux)
 
-        @jit
+        @jit(same_bits=False)          # (a library loop never waits: jit_same_bits)
         def run(params, state, args, batches):
             def step(carry, idx):
                 p, s = carry

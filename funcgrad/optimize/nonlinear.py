@@ -87,7 +87,7 @@ def root(fun, x0, args=(), *, method="newton", tol=1e-10, maxiter=100, xtol=1e-1
         raise ValueError(f"root: method must be 'newton' or 'broyden', got {method!r}")
     flat0, unravel, F = _flat(fun, x0, args)
     def make():
-        @jit
+        @jit(same_bits=False)          # (a library loop never waits: jit_same_bits)
         def run(x0, args):
             return _root_loop(F, method, tol, maxiter, xtol, x0, args, history)
         return run
@@ -177,7 +177,7 @@ def least_squares(fun, x0, args=(), *, method="lm", ftol=1e-8, xtol=1e-8, gtol=1
     max_nfev = int(max_nfev if max_nfev is not None else 100 * n)
 
     def make():
-        @jit
+        @jit(same_bits=False)          # (a library loop never waits: jit_same_bits)
         def run(x0, args):
             return _lsq_loop(r_of, method, ftol, xtol, gtol, max_nfev, x0, args, history)
         return run

@@ -302,7 +302,7 @@ def minimize(fun, x0, args=(), *, method="lbfgs", tol=None, maxiter=None, bounds
     f_flat = lambda x, *a: as_float64(fun(unravel(x), *a))
 
     def make():
-        @jit
+        @jit(same_bits=False)          # (a library loop never waits: jit_same_bits)
         def run(x0, lo, hi, args):
             vg = lambda x: value_and_grad(f_flat)(x, *args)
             hvp = lambda x, v: jvp(lambda y: grad(f_flat)(y, *args), (x,), (v,))[1]

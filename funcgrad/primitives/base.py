@@ -287,6 +287,9 @@ def _convert_impl(x, *, dtype, weak=False):
 
 convert_element_type_p = define(
     "convert_element_type", elementwise=True,
+    # (float to integer is undefined for NaN and out-of-range values: left to each CPU)
+    exact=lambda eqn: not (eqn.inputs[0].aval.dtype.kind in "fc"
+                           and np.dtype(eqn.params["dtype"]).kind in "iu"),
     impl=_convert_impl,
     abstract=lambda a, *, dtype, weak=False: Aval(a.shape, dtype, weak),
     vjp=_convert_vjp)
@@ -329,7 +332,7 @@ def _bid_vjp(ct, x, *, out, shape, dims):
 
 
 broadcast_in_dim_p = define(
-    "broadcast_in_dim", impl=_bid_impl, abstract=_bid_abstract, vjp=_bid_vjp,
+    "broadcast_in_dim", exact=True, impl=_bid_impl, abstract=_bid_abstract, vjp=_bid_vjp,
     batch=BatchRule(lambda prim: lambda ins, fl, size, *, shape, dims: prim.bind(
         ins[0], shape=(size,) + tuple(shape), dims=(0,) + tuple(d + 1 for d in dims))))
 
@@ -392,7 +395,7 @@ def elementwise_abstract(ufunc):
 # ---- reshape, transpose, reduce_sum ---------------------------------------------------------
 
 reshape_p = define(
-    "reshape",
+    "reshape", exact=True,
     impl=lambda x, *, shape: np.reshape(x, shape),
     abstract=lambda a, *, shape: Aval(shape, a.dtype),
     vjp=lambda ct, x, *, out, shape: (reshape(ct, aval_of(x).shape),),
@@ -416,7 +419,7 @@ def reshape(x, shape):
 
 
 transpose_p = define(
-    "transpose",
+    "transpose", exact=True,
     impl=lambda x, *, perm: np.transpose(x, perm),
     abstract=lambda a, *, perm: Aval(tuple(a.shape[p] for p in perm), a.dtype),
     vjp=lambda ct, x, *, out, perm: (transpose(ct, tuple(np.argsort(perm).tolist())),),

@@ -17,7 +17,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._errors import UnsupportedFunctionError
-from ..ir import Aval, Traced, aval_of
+from ..ir import Aval, Traced, aval_of, real_operands
 from .base import (NAMESPACE, apply_elementwise, broadcast_shapes, broadcast_to, convert, define,
                    dtype_or_pytype, elementwise_abstract, export, full, has_traced, is_traced,
                    resolve_ufunc)
@@ -26,13 +26,16 @@ LN2, LN10 = float(np.log(2.0)), float(np.log(10.0))
 ELEMENTWISE = {}   # name -> (primitive, ufunc, domain); read by tests
 
 
-def _ufunc(ufunc, vjp=None, *, domain="real", aliases=(), name=None, singular=False, public=True):
+def _ufunc(ufunc, vjp=None, *, domain="real", aliases=(), name=None, singular=False, public=True,
+           exact=False):
     """Define the primitive for `ufunc` and export fnp.<name> (+ aliases). vjp=None: derivative 0.
-    singular: its derivative can be infinite or NaN at finite inputs (see ir.Primitive).
+    singular: its derivative can be infinite or NaN at finite inputs; exact: every correct
+    evaluation gives the same bits (see ir.Primitive for both).
     public=False: a function defined below (or in funcgrad.numpy) is exported instead."""
     name = name or ufunc.__name__
     prim = define(name, impl=ufunc, abstract=elementwise_abstract(ufunc), vjp=vjp,
-                  differentiable=vjp is not None, elementwise=True, singular=singular)
+                  differentiable=vjp is not None, elementwise=True, singular=singular,
+                  exact=exact)
 
     def fn(*args, **kwargs):
         if kwargs:
@@ -65,12 +68,13 @@ def select_vjp(chosen):
 
 
 # ---- arithmetic -----------------------------------------------------------------------------
-add = _ufunc(np.add, lambda ct, x, y, *, out: (ct, ct))
-subtract = _ufunc(np.subtract, lambda ct, x, y, *, out: (ct, -ct))
-multiply = _ufunc(np.multiply, lambda ct, x, y, *, out: (ct * y, ct * x))
+# (exact: correctly rounded IEEE operations on real operands; see ir.Primitive)
+add = _ufunc(np.add, lambda ct, x, y, *, out: (ct, ct), exact=real_operands)
+subtract = _ufunc(np.subtract, lambda ct, x, y, *, out: (ct, -ct), exact=real_operands)
+multiply = _ufunc(np.multiply, lambda ct, x, y, *, out: (ct * y, ct * x), exact=real_operands)
 divide = _ufunc(np.true_divide, lambda ct, x, y, *, out: (ct / y, -ct * out / y),
-                     domain="nonzero", aliases=("true_divide",), singular=True)
-negative = _ufunc(np.negative, lambda ct, x, *, out: (-ct,))
+                domain="nonzero", aliases=("true_divide",), singular=True, exact=real_operands)
+negative = _ufunc(np.negative, lambda ct, x, *, out: (-ct,), exact=True)
 _power = _ufunc(np.power, lambda ct, x, y, *, out: (
     _where0(y == 0, ct * y * x ** (y - 1)),
     _where0(x == 0, ct * out * log(where(x == 0, 1.0, x)))), domain="positive", aliases=("pow",), singular=True)
@@ -83,6 +87,7 @@ def _integer_pow_impl(x, *, y):
 integer_pow_p = define(
     "integer_pow", impl=_integer_pow_impl, abstract=lambda a, *, y: a, elementwise=True,
     singular=lambda params: params["y"] < 0,
+    exact=lambda eqn: eqn.params["y"] in (1, 2) and real_operands(eqn),   # (x * x)
     vjp=lambda ct, x, *, out, y: (ct * y if y == 1 else ct * (y * x) if y == 2
                                   else ct * (y * integer_pow_p.bind(x, y=y - 1)),))
 
@@ -129,10 +134,10 @@ def _abs_vjp(ct, x, *, out):
     return (where(zero, 0.0, ct * conjugate(x) / where(zero, 1.0, out)),)
 
 
-absolute = _ufunc(np.absolute, _abs_vjp, aliases=("abs", "fabs"))
+absolute = _ufunc(np.absolute, _abs_vjp, aliases=("abs", "fabs"), exact=real_operands)
 # fnp.conj (funcgrad/numpy/_elementwise.py) is the identity on real arrays
 conjugate = _ufunc(np.conjugate, lambda ct, x, *, out: (conjugate(ct),), public=False)
-_sign = _ufunc(np.sign, public=False)
+_sign = _ufunc(np.sign, public=False, exact=real_operands)
 
 
 @export()
@@ -157,12 +162,13 @@ def sign(x):
         return where(zero, 0.0, -convert(-r, x.aval.dtype) - i * -1j)
     return _sign(x)
 
-floor = _ufunc(np.floor)
-ceil = _ufunc(np.ceil)
-rint = _ufunc(np.rint)
-trunc = _ufunc(np.trunc, aliases=("fix",))
-square = _ufunc(np.square, lambda ct, x, *, out: (ct * 2.0 * x,))
-reciprocal = _ufunc(np.reciprocal, lambda ct, x, *, out: (-ct * out * out,), domain="nonzero", singular=True)
+floor = _ufunc(np.floor, exact=real_operands)
+ceil = _ufunc(np.ceil, exact=real_operands)
+rint = _ufunc(np.rint, exact=real_operands)
+trunc = _ufunc(np.trunc, aliases=("fix",), exact=real_operands)
+square = _ufunc(np.square, lambda ct, x, *, out: (ct * 2.0 * x,), exact=real_operands)
+reciprocal = _ufunc(np.reciprocal, lambda ct, x, *, out: (-ct * out * out,), domain="nonzero",
+                    singular=True, exact=real_operands)
 maximum = _ufunc(np.maximum, select_vjp(lambda a, b: a > b))
 minimum = _ufunc(np.minimum, select_vjp(lambda a, b: a < b))
 
@@ -174,7 +180,8 @@ log = _ufunc(np.log, lambda ct, x, *, out: (ct / x,), domain="positive", singula
 log2 = _ufunc(np.log2, lambda ct, x, *, out: (ct / (x * LN2),), domain="positive", singular=True)
 log10 = _ufunc(np.log10, lambda ct, x, *, out: (ct / (x * LN10),), domain="positive", singular=True)
 log1p = _ufunc(np.log1p, lambda ct, x, *, out: (ct / (x + 1.0),), domain="positive", singular=True)
-sqrt = _ufunc(np.sqrt, lambda ct, x, *, out: (ct * 0.5 / out,), domain="positive", singular=True)
+sqrt = _ufunc(np.sqrt, lambda ct, x, *, out: (ct * 0.5 / out,), domain="positive", singular=True,
+              exact=real_operands)
 cbrt = _ufunc(np.cbrt, lambda ct, x, *, out: (ct / (3.0 * out * out),), domain="nonzero", singular=True)
 logaddexp = _ufunc(np.logaddexp, lambda ct, x, y, *, out: (ct * exp(x - out), ct * exp(y - out)))
 logaddexp2 = _ufunc(np.logaddexp2, lambda ct, x, y, *, out: (ct * exp2(x - out),
@@ -210,15 +217,13 @@ deg2rad = _ufunc(np.deg2rad, lambda ct, x, *, out: (ct * (np.pi / 180.0),), alia
 rad2deg = _ufunc(np.rad2deg, lambda ct, x, *, out: (ct * (180.0 / np.pi),), aliases=("degrees",))
 
 # ---- comparisons and logic (derivative 0) --------------------------------------------------------
-equal, not_equal = _ufunc(np.equal), _ufunc(np.not_equal)
-less, less_equal = _ufunc(np.less), _ufunc(np.less_equal)
-greater, greater_equal = _ufunc(np.greater), _ufunc(np.greater_equal)
-logical_and, logical_or = _ufunc(np.logical_and), _ufunc(np.logical_or)
-logical_xor, logical_not = _ufunc(np.logical_xor), _ufunc(np.logical_not)
-isnan, isinf, isfinite, signbit = (_ufunc(u) for u in (np.isnan, np.isinf, np.isfinite, np.signbit))
-bitwise_and, bitwise_or = _ufunc(np.bitwise_and), _ufunc(np.bitwise_or)
-bitwise_xor = _ufunc(np.bitwise_xor)
-invert = _ufunc(np.invert, aliases=("bitwise_not",))
+(equal, not_equal, less, less_equal, greater, greater_equal, logical_and, logical_or, logical_xor,
+ logical_not, isnan, isinf, isfinite, signbit, bitwise_and, bitwise_or, bitwise_xor) = (
+    _ufunc(u, exact=True) for u in (
+        np.equal, np.not_equal, np.less, np.less_equal, np.greater, np.greater_equal,
+        np.logical_and, np.logical_or, np.logical_xor, np.logical_not, np.isnan, np.isinf,
+        np.isfinite, np.signbit, np.bitwise_and, np.bitwise_or, np.bitwise_xor))
+invert = _ufunc(np.invert, aliases=("bitwise_not",), exact=True)
 
 
 # ---- fmax, fmin: NaN-ignoring maximum/minimum ----------------------------------------------------
@@ -246,7 +251,7 @@ def _select_abstract(c, x, y):
 
 
 select_p = define("select", impl=lambda c, x, y: np.where(c, x, y), abstract=_select_abstract,
-                  elementwise=True,
+                  elementwise=True, exact=True,
                   vjp=lambda ct, c, x, y, *, out: (None, where(c, ct, 0.0), where(c, 0.0, ct)))
 
 

@@ -170,7 +170,8 @@ def _gather_batch(ins, fl, size, spec):
     return gather_p.bind(ins[0], *ins[1:], spec=(("slice", None, None, None),) + spec)
 
 
-gather_p = define("gather", impl=lambda x, *idx, spec: np.asarray(x)[_build(spec, idx)],
+gather_p = define("gather", exact=True,
+                  impl=lambda x, *idx, spec: np.asarray(x)[_build(spec, idx)],
                   abstract=_gather_abstract, vjp=_gather_vjp, batch=_gather_batch)
 
 
@@ -240,7 +241,8 @@ def _scatter_batch(ins, fl, size, spec, mode):
 
 
 scatter_p = define("scatter", impl=_scatter_impl, abstract=_scatter_abstract, vjp=_scatter_vjp,
-                   batch=_scatter_batch)
+                   batch=_scatter_batch,   # (set: moving data; add and mul round per write)
+                   exact=lambda eqn: eqn.params["mode"] == "set")
 
 
 @export("_getitem")

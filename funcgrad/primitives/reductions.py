@@ -16,7 +16,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from ..ir import Aval, Traced, aval_of
+from ..ir import Aval, Traced, aval_of, real_operands
 from .base import (BatchRule, all_batched, broadcast_in_dim, broadcast_to, convert, define,
                    export, full, next_axis, normalize_axes, numpy_fallback, plus1, reduce_sum,
                    reduce_sum_p, reshape as _reshape, shifted_batch, transpose as _transpose)
@@ -223,9 +223,10 @@ def _arg_batch(prim):
     return rule
 
 
-argmax_p = define("argmax", impl=lambda x, *, axis: np.asarray(np.argmax(x, axis=axis)),
+# (exact: comparisons, and sums in their one defined order; see ir.Primitive)
+argmax_p = define("argmax", exact=True, impl=lambda x, *, axis: np.asarray(np.argmax(x, axis=axis)),
                   abstract=_argabstract, differentiable=False, batch=BatchRule(_arg_batch))
-argmin_p = define("argmin", impl=lambda x, *, axis: np.asarray(np.argmin(x, axis=axis)),
+argmin_p = define("argmin", exact=True, impl=lambda x, *, axis: np.asarray(np.argmin(x, axis=axis)),
                   abstract=_argabstract, differentiable=False, batch=BatchRule(_arg_batch))
 
 
@@ -291,9 +292,9 @@ def _cumprod_vjp(ct, x, *, out, axis):
     return (before * r,)
 
 
-cumsum_p = define("cumsum", impl=lambda x, *, axis: np.cumsum(x, axis=axis, dtype=np.asarray(x).dtype),
+cumsum_p = define("cumsum", exact=real_operands, impl=lambda x, *, axis: np.cumsum(x, axis=axis, dtype=np.asarray(x).dtype),
                   abstract=lambda a, *, axis: a, vjp=_cumsum_vjp, batch=shifted_batch("axis", next_axis))
-cumprod_p = define("cumprod", impl=lambda x, *, axis: np.cumprod(x, axis=axis, dtype=np.asarray(x).dtype),
+cumprod_p = define("cumprod", exact=real_operands, impl=lambda x, *, axis: np.cumprod(x, axis=axis, dtype=np.asarray(x).dtype),
                    abstract=lambda a, *, axis: a, vjp=_cumprod_vjp,
                    batch=shifted_batch("axis", next_axis))
 
@@ -350,7 +351,7 @@ def _searchsorted_abstract(a, v, *, side):
 
 
 searchsorted_p = define(
-    "searchsorted", impl=lambda a, v, *, side: np.asarray(np.searchsorted(a, v, side=side)),
+    "searchsorted", exact=True, impl=lambda a, v, *, side: np.asarray(np.searchsorted(a, v, side=side)),
     abstract=_searchsorted_abstract, differentiable=False)
 
 

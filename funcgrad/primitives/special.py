@@ -13,7 +13,7 @@ from ..ir import Aval
 from .base import BatchRule, batched, define, full
 
 stop_gradient_p = define(
-    "stop_gradient", impl=lambda x: x, abstract=lambda a: a, differentiable=False, elementwise=True,
+    "stop_gradient", exact=True, impl=lambda x: x, abstract=lambda a: a, differentiable=False, elementwise=True,
     doc="Identity forward; no derivative in any mode or order (PyTorch's detach).")
 
 
@@ -38,7 +38,7 @@ def _dtype(x):
 
 
 custom_vjp_p = define(
-    "custom_vjp_call", impl=lambda *xs, spec: tuple(xs[:spec.n_out]), abstract=_custom_vjp_abstract,
+    "custom_vjp_call", exact=True, impl=lambda *xs, spec: tuple(xs[:spec.n_out]), abstract=_custom_vjp_abstract,
     vjp=_custom_vjp_rule, multiple_results=True,
     doc="Marks the outputs of a custom_vjp function: identity on them; its vjp calls the "
         "user's bwd with the residuals of fwd.")
@@ -63,6 +63,7 @@ def _callback_no_derivative(ct, *xs, out, spec):
 
 pure_callback_p = define(
     "pure_callback", impl=_callback_impl, abstract=lambda *avals, spec: spec.aval,
+    exact=True,                 # (the same NumPy code runs, interpreted or compiled)
     vjp=_callback_no_derivative, opaque=True, differentiable=False,
     doc="Calls a NumPy function on concrete arrays; shapes and dtypes of the results are given.")
 
@@ -74,7 +75,7 @@ def _debug_callback_impl(*xs, spec):
 
 
 debug_callback_p = define(
-    "debug_callback", impl=_debug_callback_impl, abstract=lambda *avals, spec: Aval((), np.bool_),
+    "debug_callback", exact=True, impl=_debug_callback_impl, abstract=lambda *avals, spec: Aval((), np.bool_),
     vjp=lambda ct, *xs, out, spec: (None,) * len(xs), differentiable=False, effect=True,
     doc="Calls spec.fn on the values for its effect (fg.debug.print, fg.debug.callback); the "
         "result is a dummy. Kept in program order, never removed as dead code.")
@@ -88,7 +89,7 @@ def _barrier_abstract(x, after, *, key):
 
 
 remat_barrier_p = define(
-    "remat_barrier", impl=lambda x, after, *, key: x, abstract=_barrier_abstract,
+    "remat_barrier", exact=True, impl=lambda x, after, *, key: x, abstract=_barrier_abstract,
     vjp=lambda ct, x, after, *, out, key: (ct, None),
     batch=BatchRule(lambda prim: lambda ins, fl, size, *, key: prim.bind(
         batched(ins[0], fl[0], size), ins[1], key=key)), fresh_params=("key",),
