@@ -48,9 +48,11 @@ _LIB_ROOTS = _library_roots()
 _LIB_PACKAGES = frozenset({"funcgrad", "numpy", "numba", "scipy", "builtins"})
 @functools.lru_cache(maxsize=4096)
 def _library_file(filename):
-    """Code in the standard library, site-packages or funcgrad itself (not the user's: its
-    globals are not watched). Broader than _errors' notion, which only skips funcgrad/NumPy."""
-    return filename.startswith("<frozen") or os.path.realpath(filename).startswith(_LIB_ROOTS)
+    """Code in the standard library, site-packages or funcgrad itself, including the code
+    funcgrad generates ("<funcgrad state guard>", kernels): not the user's, its globals are
+    not watched. Broader than _errors' notion, which only skips funcgrad/NumPy."""
+    return (filename.startswith(("<frozen", "<funcgrad"))
+            or os.path.realpath(filename).startswith(_LIB_ROOTS))
 
 
 def library_code(code):

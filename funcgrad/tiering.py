@@ -283,9 +283,6 @@ class _Run(NamedTuple):
     size: int                # equations of the program
 
 
-MAX_HOT = 64       # compiled signatures per (function, transform)
-
-
 def compile_estimate(equations):
     """CPU seconds a kernel of a program this size takes to compile (measured on 2026-12-03,
     benchmarks/stalls.py: 30 equations 3.8 s, 106 equations 6.3 s, 270 equations 20 s,
@@ -300,7 +297,8 @@ class _Tier:
         self.f_ref = _reference(f)
         self.state = None         # the state the records and compiled forms below belong to
         self.runs = {}            # sig -> _Run
-        self.jitted = {}          # sig -> compiled form (hot signatures)
+        self.jitted = {}          # hot sig -> the compiled form (one for all: its cache)
+        self.compiled = None      # that compiled form, made at the first hot signature
         self.failed = set()
         self.never = None         # why f is never compiled, once known
         self.guard = None         # guard(f): the state is still self.state (guards.py)
@@ -356,6 +354,7 @@ class _Tier:
             return None, None
         if state != self.state:
             self.state, self.runs, self.jitted, self.guard = state, {}, {}, None
+            self.compiled = None     # (it captured the old state)
             self.guard_tried = self.guard_misses >= 3
         jitted = self.jitted.get(sig)
         if jitted is not None:
@@ -365,9 +364,7 @@ class _Tier:
         record = self.runs.get(sig)
         if (record is not None and record.count >= policy.threshold and sig not in self.failed
                 and record.seconds >= config.tier_payback * compile_estimate(record.size)):
-            jitted = make_jit()          # (its first calls are interpreted while it compiles)
-            self._keep(sig, jitted)
-            return jitted, None
+            return self._keep(sig, make_jit), None  # (interpreted while its kernel compiles)
         # (the call that makes it hot also records the code its trace runs: only functions
         # about to compile pay for that)
         calls = 0 if record is None else record.count
@@ -420,12 +417,17 @@ class _Tier:
         count, seconds = (0, 0.0) if record is None else (record.count, record.seconds)
         self.runs[watch.sig] = _Run(key, count + 1, decisions, seconds + watch.seconds, size)
 
-    def _keep(self, sig, jitted):
-        """Hot signatures keep their compiled forms, the oldest dropped past MAX_HOT (each
-        holds its kernels; a dropped one is interpreted and counted again)."""
-        while len(self.jitted) >= MAX_HOT:
+    def _keep(self, sig, make_jit):
+        """A hot signature runs the tier's one compiled form (`make_jit()`, made at the first:
+        fg.jit's cache of signatures is the only one, its kernels evicted by its own rule),
+        the oldest dropped past fg.config.jit_max_signatures (counted again if it comes
+        back)."""
+        if self.compiled is None:
+            self.compiled = make_jit()
+        while len(self.jitted) >= config.jit_max_signatures:
             del self.jitted[next(iter(self.jitted))]
-        self.jitted[sig] = jitted
+        self.jitted[sig] = self.compiled
+        return self.compiled
 
     def fall_back(self, interpreted, args, kwargs):
         """The compiled form raised. The user's error (a singular matrix, a bad index) fails
@@ -439,7 +441,7 @@ class _Tier:
         return out
 
     def _give_up_all(self, why, warn=False, category=None):
-        self.never, self.jitted, self.runs = why, {}, {}
+        self.never, self.jitted, self.runs, self.compiled = why, {}, {}, None
         if warn:
             f = self.f_ref()
             advice = "" if category else "; pass large state as arguments"

@@ -1,6 +1,7 @@
 """Tiered execution: fresh closures stay interpreted (no compiling), hot functions compile,
 rebinding what a function reads invalidates its compiled form."""
 import time
+import warnings
 
 import numpy as np
 import pytest
@@ -118,6 +119,40 @@ def test_hot_vmap_jvp_and_hessian_compile_and_agree():
     assert policy.tiers(f)[("hessian", "0")].jitted
     for a, b in zip(got, want):
         np.testing.assert_allclose(a, b, rtol=1e-13)
+
+
+def test_hot_signatures_share_one_compiled_form_and_its_cache():
+    policy.threshold = 2
+    f = lambda x: fnp.sum(fnp.sin(x) * x)
+    with fg.config.override(jit_max_signatures=2):
+        for n in (3, 4, 5):
+            for _ in range(3):
+                np.testing.assert_allclose(fg.grad(f)(np.full(n, 0.5)),
+                                           np.sin(0.5) + 0.5 * np.cos(0.5), rtol=1e-13)
+    tier = policy.tiers(f)[("grad", 0, False)]
+    assert [sig[0][0] for sig in tier.jitted] == [(4,), (5,)]      # the oldest went
+    (compiled,) = {id(j): j for j in tier.jitted.values()}.values()
+    assert compiled is tier.compiled and len(compiled._entries) == 2
+
+
+def test_a_transform_of_a_hot_tiered_function_compiles_too():
+    """vmap(grad(loss)): tracing the vmap runs the hot grad's generated state guard, which is
+    funcgrad's code, not user code the guards fail to reach (it stayed interpreted, with a
+    PerformanceWarning, before)."""
+    policy.threshold = 2
+    loss = lambda w, x: fnp.sum(fnp.tanh(x * w) ** 2)
+    w, xs = np.linspace(0.1, 1.0, 3), np.linspace(-1.0, 1.0, 12).reshape(4, 3)
+    g = fg.grad(loss)
+    for _ in range(5):
+        g(w, xs[0])                                   # g is hot: its guard is compiled
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        for _ in range(4):
+            got = fg.vmap(g, in_axes=(None, 0))(w, xs)
+    (tier,) = [t for k, t in policy.tiers(g).items() if k[0] == "vmap"]
+    assert tier.jitted
+    t = np.tanh(xs * w)
+    np.testing.assert_allclose(got, 2 * t * (1 - t ** 2) * xs, rtol=1e-13)
 
 
 def test_rebinding_what_a_helper_or_callable_object_reads_recompiles():

@@ -558,7 +558,7 @@ class VjpJit:
             if not pending.ready:
                 return NOT_READY
             del self._pending[sig]
-            self._plans.setdefault(sig, []).insert(0, pending.join())
+            self._keep(sig, pending.join())
         paths = self._plans.get(sig, [])
         for k, (plan, fwd, bwd, expected) in enumerate(paths):
             try:
@@ -590,8 +590,15 @@ class VjpJit:
             self._pending[sig] = Pending(build, None, fn_name(self.f))
             return NOT_READY
         fwd, bwd = _vjp_entries(programs)
-        self._plans.setdefault(sig, []).insert(0, (plan, fwd, bwd, expected))
+        self._keep(sig, (plan, fwd, bwd, expected))
         return plan.run(a, fwd.run, bwd.run)
+
+    def _keep(self, sig, compiled):
+        """A new path for sig, tried first; past fg.config.jit_max_signatures the signature
+        compiled longest ago goes (tiering keeps one VjpJit for all of f's signatures)."""
+        self._plans.setdefault(sig, []).insert(0, compiled)
+        while len(self._plans) > config.jit_max_signatures:
+            self._plans.pop(next(iter(self._plans)))
 
 
 def _vjp_entries(programs):
