@@ -16,7 +16,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from ..ir import Aval, Traced, aval_of, real_operands
+from ..ir import Aval, Traced, aval_of
 from .base import (BatchRule, all_batched, broadcast_in_dim, broadcast_to, convert, define,
                    export, full, next_axis, normalize_axes, numpy_fallback, plus1, reduce_sum,
                    reduce_sum_p, reshape as _reshape, shifted_batch, transpose as _transpose)
@@ -223,7 +223,7 @@ def _arg_batch(prim):
     return rule
 
 
-# (exact: comparisons, and sums in their one defined order; see ir.Primitive)
+# (exact: comparisons; see ir.Primitive)
 argmax_p = define("argmax", exact=True, impl=lambda x, *, axis: np.asarray(np.argmax(x, axis=axis)),
                   abstract=_argabstract, differentiable=False, batch=BatchRule(_arg_batch))
 argmin_p = define("argmin", exact=True, impl=lambda x, *, axis: np.asarray(np.argmin(x, axis=axis)),
@@ -292,9 +292,10 @@ def _cumprod_vjp(ct, x, *, out, axis):
     return (before * r,)
 
 
-cumsum_p = define("cumsum", exact=real_operands, impl=lambda x, *, axis: np.cumsum(x, axis=axis, dtype=np.asarray(x).dtype),
+# (not exact: kernels accumulate with compensation, more accurately than NumPy's running sum)
+cumsum_p = define("cumsum", impl=lambda x, *, axis: np.cumsum(x, axis=axis, dtype=np.asarray(x).dtype),
                   abstract=lambda a, *, axis: a, vjp=_cumsum_vjp, batch=shifted_batch("axis", next_axis))
-cumprod_p = define("cumprod", exact=real_operands, impl=lambda x, *, axis: np.cumprod(x, axis=axis, dtype=np.asarray(x).dtype),
+cumprod_p = define("cumprod", impl=lambda x, *, axis: np.cumprod(x, axis=axis, dtype=np.asarray(x).dtype),
                    abstract=lambda a, *, axis: a, vjp=_cumprod_vjp,
                    batch=shifted_batch("axis", next_axis))
 
