@@ -308,8 +308,8 @@ def print_table(workloads, all_results):
 def print_first_calls(workloads):
     impls = [i for i in COMPILED if i != "funcgrad jit(grad)" or hasattr(fg, "jit")]
     print("\nFirst call in a fresh process: `first` = build + trace + compile + call (fg.jit: the"
-          "\ncall answered by the interpreter, the kernel compiling in a thread), `native` = until"
-          "\na second call has run the compiled kernel; the process wall time adds interpreter"
+          "\ncall waits for its kernel, which gives the kernel's bits from the first call), `native`"
+          "\n= until a second call has run the compiled kernel; the process wall time adds interpreter"
           "\nstart and imports. Cold: empty cache; warm: persistent cache filled by the cold run"
           "\n(NUMBA_CACHE_DIR, FUNCGRAD_CACHE_DIR).")
     print(f"{'':4s}{'implementation':24s} {'cold first':>11s} {'native':>8s} {'warm first':>11s}"

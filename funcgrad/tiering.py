@@ -438,6 +438,11 @@ class _Tier:
         sig = _signature(args, kwargs)
         self.jitted.pop(sig, None)
         self.failed.add(sig)
+        if self.compiled is not None:
+            try:
+                self.compiled.forget(*args, **kwargs)
+            except Exception:          # (what it cannot key was never on its fast path)
+                pass
         return out
 
     def _give_up_all(self, why, warn=False, category=None):
@@ -492,6 +497,16 @@ def tiered(f, kind, make_jit, interpreted):
         if tier is not None and memo[0] == policy.generation and not kwargs:
             guard = tier.guard           # f's state unchanged and these arguments hot:
             if guard is not None and guard(f) and config.jit_threshold > 0:
+                compiled = tier.compiled     # a kernel ready for these arguments' signature
+                if compiled is not None:     # (tiering's hot path: the runtime's dispatch)
+                    try:
+                        out = compiled.dispatch(args)
+                    except FloatingPointError:
+                        raise
+                    except Exception:
+                        return tier.fall_back(interpreted, args, kwargs)
+                    if out is not NOT_READY:
+                        return out
                 try:
                     jitted = tier.jitted.get(_signature(args, None))
                 except TypeError:        # (unhashable: not a signature kept compiled)

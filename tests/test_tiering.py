@@ -135,6 +135,32 @@ def test_hot_signatures_share_one_compiled_form_and_its_cache():
     assert compiled is tier.compiled and len(compiled._entries) == 2
 
 
+def test_a_hot_call_runs_the_kernel_through_fg_jits_dispatch_and_a_failing_one_stops():
+    """Hot calls go straight to the compiled form's fast dispatch; a kernel that fails where
+    the interpreter does not leaves that signature interpreted from then on."""
+    policy.threshold = 2
+    f = lambda x: fnp.sum(fnp.sin(x) * x)
+    x = np.full(3, 0.5)
+    for _ in range(3):
+        fg.grad(f)(x)
+    tier = policy.tiers(f)[("grad", 0, False)]
+    (entry,) = tier.compiled._fast.values()
+    runs = []
+    fast = entry.fast
+    entry.fast = lambda args: runs.append(1) or fast(args)
+    want = np.sin(0.5) + 0.5 * np.cos(0.5)
+    np.testing.assert_allclose(fg.grad(f)(x), want, rtol=1e-13)
+    assert runs == [1]
+
+    def broken(args):
+        runs.append(2)
+        raise RuntimeError("a kernel defect")
+    entry.fast = broken
+    for _ in range(3):
+        np.testing.assert_allclose(fg.grad(f)(x), want, rtol=1e-13)
+    assert runs == [1, 2] and not tier.jitted and not tier.compiled._fast
+
+
 def test_a_transform_of_a_hot_tiered_function_compiles_too():
     """vmap(grad(loss)): tracing the vmap runs the hot grad's generated state guard, which is
     funcgrad's code, not user code the guards fail to reach (it stayed interpreted, with a

@@ -261,6 +261,34 @@ class JitFunction:
             return self._guarded(entry, a)
         return tree_unflatten(entry.out_tree, entry.run(a.dyn_vals))
 
+    def dispatch(self, args):
+        """f(*args) through the fast path of a signature whose kernel is ready, else
+        NOT_READY (then call the function): tiering's hot calls, whose guards have checked
+        f's state, come here first."""
+        if len(args) == 1:
+            x = args[0]
+            t = type(x)
+            key = (x.shape, x.dtype) if t is np.ndarray else t if t in PASS_SCALARS else None
+        else:
+            key = fast_key(args)
+        hit = self._fast.get(key)
+        if hit is None or _Disabled.count[0]:   # (disable_jit, fg.debug_nans: the full path)
+            return NOT_READY
+        hit.hot = True
+        try:
+            out = hit.fast(args)
+        except KernelInterrupted:               # Ctrl-C inside the kernel (see vecmath)
+            raise KeyboardInterrupt from None
+        return NOT_READY if out is MISS else out
+
+    def forget(self, *args):
+        """Drop the compiled signature of these arguments (tiering: it failed compiled)."""
+        a = Args(self.f, args, {}, static_argnums=self.static_argnums,
+                 trace_numbers=(float, complex))
+        entry = self._entries.pop(self._signature(a), None)
+        for k in getattr(entry, "fast_keys", ()):
+            self._fast.pop(k, None)
+
     def _dispatch_key(self, args, kwargs, a):
         """The key later calls with these arguments find the signature's entry by (_fast), or
         None where they must take the full path."""
@@ -592,6 +620,14 @@ class VjpJit:
         fwd, bwd = _vjp_entries(programs)
         self._keep(sig, (plan, fwd, bwd, expected))
         return plan.run(a, fwd.run, bwd.run)
+
+    def dispatch(self, args):
+        """(as JitFunction.dispatch: tiering's hot calls call the VjpJit itself)"""
+        return NOT_READY
+
+    def forget(self, *primals):
+        a = Args(self.f, primals, {}, diff_argnums=tuple(range(len(primals))))
+        self._plans.pop((tuple(a.trees), tuple(a.avals())), None)
 
     def _keep(self, sig, compiled):
         """A new path for sig, tried first; past fg.config.jit_max_signatures the signature
