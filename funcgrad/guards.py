@@ -24,7 +24,6 @@ import numpy as np
 from .ir import Program, Traced, Var
 
 __all__ = ["Unguardable", "state_key", "value_key", "trace_key", "compile_guard"]
-
 # ---- the state a function reads -------------------------------------------------------------
 
 _DEPTH = 6           # how many containers/attributes/helpers deep the walk goes
@@ -48,9 +47,8 @@ _LIB_ROOTS = _library_roots()
 _LIB_PACKAGES = frozenset({"funcgrad", "numpy", "numba", "scipy", "builtins"})
 @functools.lru_cache(maxsize=4096)
 def _library_file(filename):
-    """Code in the standard library, site-packages or funcgrad itself, including the code
-    funcgrad generates ("<funcgrad state guard>", kernels): not the user's, its globals are
-    not watched. Broader than _errors' notion, which only skips funcgrad/NumPy."""
+    """Code in the standard library, site-packages or funcgrad itself, generated ("<funcgrad
+    ...>") or not: not the user's, its globals are not watched (wider than _errors' notion)."""
     return (filename.startswith(("<frozen", "<funcgrad"))
             or os.path.realpath(filename).startswith(_LIB_ROOTS))
 

@@ -60,6 +60,7 @@ import numpy as np
 
 from . import ir
 from ._config import config
+from ._recent import Recent
 from ._errors import user_frame, warn_at
 from .guards import Unguardable, _Walker, compile_guard, state_key, trace_key, value_key
 from .reach import unfollowed
@@ -283,6 +284,11 @@ class _Run(NamedTuple):
     size: int                # equations of the program
 
 
+def _hot():
+    """A tier's table of hot signatures (the last fg.config.jit_max_signatures used)."""
+    return Recent(lambda: config.jit_max_signatures)
+
+
 def compile_estimate(equations):
     """CPU seconds a kernel of a program this size takes to compile (measured on 2026-12-03,
     benchmarks/stalls.py: 30 equations 3.8 s, 106 equations 6.3 s, 270 equations 20 s,
@@ -297,7 +303,7 @@ class _Tier:
         self.f_ref = _reference(f)
         self.state = None         # the state the records and compiled forms below belong to
         self.runs = {}            # sig -> _Run
-        self.jitted = {}          # hot sig -> the compiled form (one for all: its cache)
+        self.jitted = _hot()      # hot sig -> the compiled form (one for all: its cache)
         self.compiled = None      # that compiled form, made at the first hot signature
         self.failed = set()
         self.never = None         # why f is never compiled, once known
@@ -353,7 +359,7 @@ class _Tier:
         except TypeError:
             return None, None
         if state != self.state:
-            self.state, self.runs, self.jitted, self.guard = state, {}, {}, None
+            self.state, self.runs, self.jitted, self.guard = state, {}, _hot(), None
             self.compiled = None     # (it captured the old state)
             self.guard_tried = self.guard_misses >= 3
         jitted = self.jitted.get(sig)
@@ -420,13 +426,11 @@ class _Tier:
     def _keep(self, sig, make_jit):
         """A hot signature runs the tier's one compiled form (`make_jit()`, made at the first:
         fg.jit's cache of signatures is the only one, its kernels evicted by its own rule),
-        the oldest dropped past fg.config.jit_max_signatures (counted again if it comes
-        back)."""
+        the least recently used dropped past fg.config.jit_max_signatures (counted again if it
+        comes back and its kernel is gone)."""
         if self.compiled is None:
             self.compiled = make_jit()
-        while len(self.jitted) >= config.jit_max_signatures:
-            del self.jitted[next(iter(self.jitted))]
-        self.jitted[sig] = self.compiled
+        self.jitted.put(sig, self.compiled)
         return self.compiled
 
     def fall_back(self, interpreted, args, kwargs):
@@ -446,7 +450,7 @@ class _Tier:
         return out
 
     def _give_up_all(self, why, warn=False, category=None):
-        self.never, self.jitted, self.runs, self.compiled = why, {}, {}, None
+        self.never, self.jitted, self.runs, self.compiled = why, _hot(), {}, None
         if warn:
             f = self.f_ref()
             advice = "" if category else "; pass large state as arguments"

@@ -151,7 +151,7 @@ def test_hot_dynamic_function_stays_correct_across_branches():
 
 
 def test_hot_vjp_keeps_one_kernel_pair_per_path():
-    from funcgrad.api.jit import VjpJit
+    from funcgrad.api.vjp_jit import VjpJit
     from funcgrad.tiering import policy
     f = lambda x: x * 2.0 if x[0] > 0 else fnp.sin(x)
     compiled = VjpJit(f)
@@ -215,7 +215,7 @@ def test_a_kernel_returns_as_soon_as_one_of_its_decisions_fails():
         for entry, *_ in paths.paths:
             source = entry.compiled.source
             assert source.index("a guard failed") < source.index("_vm.dot("), source
-    from funcgrad.api.jit import VjpJit
+    from funcgrad.api.vjp_jit import VjpJit
     compiled = VjpJit(f)
     for s in (1.0, -1.0, 1.0):
         out, f_vjp = compiled(A, s * x)

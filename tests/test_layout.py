@@ -1,7 +1,8 @@
 """Package layout: the whole dependency graph, one way, with no cycles (docs/architecture.md).
 
 Layers, lowest first; a module imports modules of its own layer or lower ones, never higher:
-  base          _errors, _version, tree_util, _config (fg.config's options)
+  base          _errors, _version, tree_util, _config (fg.config's options), _recent (the
+                caches' eviction rule)
   ir            ir (the IR, the trace stack, bind), ir_dot (pictures of programs; imports
                 nothing of funcgrad), interpreter (runs a Program with NumPy)
   primitives    funcgrad/primitives/: every primitive, one define() block each, and the table
@@ -33,7 +34,7 @@ TRANSFORMS = os.path.join(ROOT, "transforms")
 
 LAYERS = [
     ("base", ["funcgrad._errors", "funcgrad._version", "funcgrad.tree_util", "funcgrad._nan_checks",
-              "funcgrad._config"]),
+              "funcgrad._config", "funcgrad._recent"]),
     ("ir", ["funcgrad.ir", "funcgrad.ir_dot", "funcgrad.interpreter"]),
     ("primitives", ["funcgrad.primitives"]),
     ("tracer", ["funcgrad.tracer"]),
@@ -48,7 +49,8 @@ LAYERS = [
 ]
 # The backend reads the IR and the primitive table only (and its own modules).
 BACKEND_READS = {"funcgrad._errors", "funcgrad._version", "funcgrad.ir", "funcgrad.interpreter",
-                 "funcgrad.primitives", "funcgrad._nan_checks", "funcgrad._config"}
+                 "funcgrad.primitives", "funcgrad._nan_checks", "funcgrad._config",
+                 "funcgrad._recent"}
 # Edges the layering alone would refuse, each with its reason.
 EXCEPTIONS = {
     ("funcgrad.guards", "funcgrad.backend.digest"):

@@ -145,6 +145,20 @@ def test_compiled_signatures_per_function_are_bounded_least_recently_used_first(
     np.testing.assert_array_equal(f(np.ones(2)), np.full(2, 3.0))     # evicted: compiles again
 
 
+def test_the_caches_eviction_rule_drops_the_least_recently_used():
+    from funcgrad._recent import Recent
+    limit = [3]
+    table = Recent(lambda: limit[0])
+    for k in "abc":
+        table.put(k, k.upper())
+    assert table.get("a") == "A" and table.get("z") is None      # a is now the most recent
+    table.put("d", "D")
+    assert list(table) == ["c", "a", "d"]
+    limit[0] = 1                                                  # read as the table grows
+    table.put("c", "C")
+    assert list(table.items()) == [("c", "C")] and len(table) == 1 and "c" in table
+
+
 def test_the_table_of_shared_kernels_is_bounded(monkeypatch):
     monkeypatch.setattr(fg.config, "max_kernels", 2)
     fns = [fg.jit(lambda x, k=k: x * float(k + 11)) for k in range(4)]

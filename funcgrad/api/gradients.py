@@ -19,7 +19,8 @@ from ..tree_util import tree_unflatten
 from .calls import (Args, VjpPlan, argnums_tuple, check_holomorphic_inputs, check_scalar_output,
                     fn_name, split_out_aux,
                     to_numpy, trace_call, unflatten_grads)
-from .jit import VjpJit, jit
+from .jit import jit
+from .vjp_jit import VjpJit
 
 __all__ = ["make_ir", "eval_program", "grad", "value_and_grad", "vjp"]
 

@@ -30,9 +30,8 @@ from ..tree_util import tree_flatten, tree_unflatten
 from .._config import config
 from .background import (Pending, UseKernel, in_first_call, interpret_first,
                          kernel_ready)
-from .calls import Args, VjpPlan, evaluate, fn_name, to_numpy, trace_call
-from .entries import (MISS, PASS_SCALARS, STALE, Entry, Paths, all_hold, fast_key, guard_exits,
-                      tree_key)
+from .calls import Args, evaluate, fn_name, to_numpy, trace_call
+from .entries import MISS, PASS_SCALARS, Entry, Paths, fast_key, guard_exits, tree_key
 from .shipping import jit_state, restore_jit
 
 def prepare(prog):
@@ -47,7 +46,7 @@ def prepare(prog):
     return prog if small is prog else simplify(small)
 
 
-__all__ = ["jit", "disable_jit", "JitFunction", "VjpJit"]
+__all__ = ["jit", "disable_jit", "JitFunction"]
 
 class _Disabled(threading.local):
     """Whether jit is disabled, per thread: one thread debugging in `disable_jit` leaves the
@@ -566,81 +565,6 @@ def jit(f=None, *, static_argnums=(), parallel=False, background=None, same_bits
         return functools.partial(jit, static_argnums=static_argnums, parallel=parallel,
                                  background=background, same_bits=same_bits)
     return JitFunction(f, static_argnums, parallel, background, same_bits)
-
-
-class VjpJit:
-    """fg.vjp compiled: per signature, the forward and backward programs become two kernels
-    (used by tiering once fg.vjp(f, ...) is hot). Where f's Python control flow reads traced
-    values, one plan per path, as in JitFunction: the forward kernel returns the guards.
-    A signature's first plan compiles in the background (fg.config.jit_background): until
-    it is ready, calls return NOT_READY and tiering answers them from the interpreter."""
-
-    def __init__(self, f, has_aux=False):
-        self.f, self.has_aux, self._plans, self._pending = f, has_aux, {}, {}
-
-    def __call__(self, *primals):
-        a = Args(self.f, primals, {}, diff_argnums=tuple(range(len(primals))))
-        sig = (tuple(a.trees), tuple(a.avals()))
-        pending = self._pending.get(sig)
-        if pending is not None:
-            if not pending.ready:
-                return NOT_READY
-            del self._pending[sig]
-            self._keep(sig, pending.join())
-        paths = self._plans.get(sig, [])
-        for k, (plan, fwd, bwd, expected) in enumerate(paths):
-            try:
-                res = fwd.run(list(plan.consts) + list(a.dyn_vals))
-            except STALE:
-                continue
-            if all_hold(plan.guard_values(res), expected):
-                if k:
-                    paths.insert(0, paths.pop(k))
-                return plan.finish(a, res, bwd.run)
-        guards = []
-        plan = VjpPlan(self.f, primals, self.has_aux, guards=guards)
-        if plan.consts:
-            raise TypeError("vjp of a function that closes over traced values is not compiled")
-        if len(paths) >= config.jit_max_paths:   # (tiering then interprets this signature)
-            raise FuncgradError(_too_many_paths(self.f))
-        exits = guard_exits(plan.n_out - plan.n_guards, guards)
-        programs = [(prepare(plan.fwd), exits), (prepare(plan.bwd), ())]
-        expected = [(value, kind) for _, value, kind, _ in guards]
-        if not paths and config.jit_background:
-            vals = list(a.dyn_vals)
-
-            def build():
-                fwd, bwd = _vjp_entries(programs)
-                fwd.precompile(vals, elsewhere=True)       # (the backward pass's inputs:
-                bwd.precompile([np.zeros(v.shape, v.dtype)  # their types are what counts)
-                                for v in programs[1][0].in_avals], elsewhere=True)
-                return plan, fwd, bwd, expected
-            self._pending[sig] = Pending(build, None, fn_name(self.f))
-            return NOT_READY
-        fwd, bwd = _vjp_entries(programs)
-        self._keep(sig, (plan, fwd, bwd, expected))
-        return plan.run(a, fwd.run, bwd.run)
-
-    def dispatch(self, args):
-        """(as JitFunction.dispatch: tiering's hot calls call the VjpJit itself)"""
-        return NOT_READY
-
-    def forget(self, *primals):
-        a = Args(self.f, primals, {}, diff_argnums=tuple(range(len(primals))))
-        self._plans.pop((tuple(a.trees), tuple(a.avals())), None)
-
-    def _keep(self, sig, compiled):
-        """A new path for sig, tried first; past fg.config.jit_max_signatures the signature
-        compiled longest ago goes (tiering keeps one VjpJit for all of f's signatures)."""
-        self._plans.setdefault(sig, []).insert(0, compiled)
-        while len(self._plans) > config.jit_max_signatures:
-            self._plans.pop(next(iter(self._plans)))
-
-
-def _vjp_entries(programs):
-    from ..backend.compile import compile_program
-    return [Entry(compile_program(p, exits=x), None, p.in_avals, p.out_avals)
-            for p, x in programs]
 
 
 def _compile_loop(prim, args, params):

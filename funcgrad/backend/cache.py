@@ -46,6 +46,7 @@ import numpy as np
 
 from .. import _version
 from .._config import config
+from .._recent import Recent
 from ..ir import Aval
 from ..primitives import REGISTRY
 
@@ -134,8 +135,7 @@ class KernelTable:
     notebook cell or loop iteration reuses them). `keep`: None for fg.config.max_kernels."""
 
     def __init__(self, keep=None):
-        self._keep = keep
-        self.recent: dict = {}                    # strong, least recently used first
+        self.recent = Recent(lambda: config.max_kernels if keep is None else keep)   # strong
         self.shared = weakref.WeakValueDictionary()
         self.made = 0          # kernels compiled or loaded from the disk cache by this process
         self.lock = threading.Lock()
@@ -143,15 +143,13 @@ class KernelTable:
     def get_or_make(self, key, make):
         """The kernel of `key`, or make() (then kept); key None: make() and keep nothing."""
         with self.lock:
-            fn = None if key is None else self.recent.pop(key, None) or self.shared.get(key)
+            fn = None if key is None else self.recent.get(key) or self.shared.get(key)
             if fn is None:
                 self.made += 1
                 fn = make()
             if key is not None:
-                self.recent[key] = self.shared[key] = fn      # the most recently used
-                keep = config.max_kernels if self._keep is None else self._keep
-                while len(self.recent) > keep:
-                    del self.recent[next(iter(self.recent))]
+                self.shared[key] = fn
+                self.recent.put(key, fn)                  # the most recently used
             return fn
 
     def clear(self):

@@ -11,24 +11,24 @@ finds the loop the previous call compiled, while a changed global or a mutated c
 gets a fresh trace, never a stale result. Numbers an optimizer keeps in its state (a learning
 rate) are inputs of the loop: changing them compiles nothing.
 
-The table holds the last MAX_RUNNERS loops of the process (least recently used first out),
-with what they captured; `clear()` empties it.
+The table holds the last MAX_RUNNERS loops of the process (least recently used first out,
+funcgrad/_recent.py), with what they captured; `clear()` empties it.
 """
 from __future__ import annotations
 
-import collections
 import threading
 
 import numpy as np
 
 from .. import numpy as fnp
+from .._recent import Recent
 from ..guards import Unguardable, state_key, value_key
 from ..tree_util import tree_flatten
 
 __all__ = ["cached_runner", "tree_signature", "as_float64", "clear"]
 
 MAX_RUNNERS = 64
-_RUNNERS: "collections.OrderedDict" = collections.OrderedDict()   # key -> runner
+_RUNNERS = Recent(MAX_RUNNERS)          # key -> runner
 _lock = threading.Lock()
 
 
@@ -51,13 +51,10 @@ def cached_runner(fun, key, make, also=()):
     with _lock:
         hit = _RUNNERS.get(k)
         if hit is not None:
-            _RUNNERS.move_to_end(k)
             return hit
     runner = make()
     with _lock:
-        _RUNNERS[k] = runner
-        while len(_RUNNERS) > MAX_RUNNERS:
-            _RUNNERS.popitem(last=False)
+        _RUNNERS.put(k, runner)
     return runner
 
 
