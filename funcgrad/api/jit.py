@@ -142,6 +142,21 @@ def _check_static_argnums(f, static_argnums):
     return tuple(i % n for i in nums)
 
 
+def signature(a: Args):
+    """The key of a call's compiled entry (fg.jit's signatures, a compiled vjp's plans): the
+    arguments' pytree structure, which leaves are traced and their shapes and dtypes, the
+    static values (by value, never by identity: a mutated static recompiles) and the
+    fg.debug_nans mode (checked kernels are others). Tiering counts calls by a key of its own
+    taken before tracing (tiering._signature), and fast dispatch maps arguments to an entry
+    by fast_key/tree_key (entries.py), a cache of this key for arrays and numbers."""
+    statics = tuple(s[1] for s in a.slots if not isinstance(s, int))
+    if statics:
+        statics = value_key(statics)
+    # which leaves are traced: f(array, 1) and f(1, array) have the same avals and statics
+    layout = tuple(isinstance(s, int) for s in a.slots)
+    return (tuple(a.trees), layout, tuple(a.avals()), statics, nan_checks.mode())
+
+
 class JitFunction:
     """A function compiled per signature; see `jit`."""
 
@@ -176,14 +191,6 @@ class JitFunction:
         """@fg.jit on a method: the instance is the first argument (static, by value: a changed
         attribute recompiles; make the class a pytree to trace its arrays instead)."""
         return self if obj is None else types.MethodType(self, obj)
-
-    def _signature(self, a: Args):
-        statics = tuple(s[1] for s in a.slots if not isinstance(s, int))
-        if statics:            # by value, never by identity: a mutated static recompiles
-            statics = value_key(statics)
-        # which leaves are traced: f(array, 1) and f(1, array) have the same avals and statics
-        layout = tuple(isinstance(s, int) for s in a.slots)
-        return (tuple(a.trees), layout, tuple(a.avals()), statics, nan_checks.mode())
 
     def wait(self):
         """Wait until the kernels compiling in the background for this function are ready
@@ -230,7 +237,7 @@ class JitFunction:
             return self.f(*args, **kwargs)  # arguments, or what f closes over, may be traced)
         a = Args(self.f, args, kwargs, static_argnums=self.static_argnums,
                   trace_numbers=(float, complex))
-        sig = self._signature(a)
+        sig = signature(a)
         entry = self._entries.get(sig)
         if entry is None:
             key = self._dispatch_key(args, kwargs, a)
@@ -284,7 +291,7 @@ class JitFunction:
         """Drop the compiled signature of these arguments (tiering: it failed compiled)."""
         a = Args(self.f, args, {}, static_argnums=self.static_argnums,
                  trace_numbers=(float, complex))
-        entry = self._entries.pop(self._signature(a), None)
+        entry = self._entries.pop(signature(a), None)
         for k in getattr(entry, "fast_keys", ()):
             self._fast.pop(k, None)
 
@@ -308,7 +315,7 @@ class JitFunction:
         """
         a = Args(self.f, args, kwargs, static_argnums=self.static_argnums,
                  trace_numbers=(float, complex))
-        sig = self._signature(a)
+        sig = signature(a)
         entry = self._entries.get(sig)
         if isinstance(entry, Pending):
             self._finish(sig, entry)

@@ -11,7 +11,7 @@ from ..tiering import NOT_READY
 from .background import Pending
 from .calls import Args, VjpPlan, fn_name
 from .entries import STALE, Entry, all_hold, guard_exits
-from .jit import _too_many_paths, prepare
+from .jit import _too_many_paths, prepare, signature
 
 __all__ = ["VjpJit"]
 
@@ -29,7 +29,7 @@ class VjpJit:
 
     def __call__(self, *primals):
         a = Args(self.f, primals, {}, diff_argnums=tuple(range(len(primals))))
-        sig = (tuple(a.trees), tuple(a.avals()))
+        sig = signature(a)
         pending = self._pending.get(sig)
         if pending is not None:
             if not pending.ready:
@@ -76,7 +76,7 @@ class VjpJit:
 
     def forget(self, *primals):
         a = Args(self.f, primals, {}, diff_argnums=tuple(range(len(primals))))
-        self._plans.pop((tuple(a.trees), tuple(a.avals())), None)
+        self._plans.pop(signature(a), None)
 
     def _keep(self, sig, compiled):
         """A new path for sig, tried first; past fg.config.jit_max_signatures the signature

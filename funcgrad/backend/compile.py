@@ -130,6 +130,13 @@ def tune_allocator():
         pass
 
 
+def _on_disk(fn):
+    """Whether Numba keeps fn's machine code in its disk cache (njit(cache=True) with a
+    writable cache: the compile worker can then compile it for this process)."""
+    from numba.core.caching import FunctionCache
+    return isinstance(getattr(fn, "_cache", None), FunctionCache)
+
+
 def compile_program(prog, parallel=False, exits=()) -> Compiled:
     """Lower `prog` to source and compile it (or reuse an identical kernel). Programs with
     dtypes Numba cannot compute in (float16, long double) run in the interpreter instead.
@@ -150,8 +157,7 @@ def compile_program(prog, parallel=False, exits=()) -> Compiled:
         lambda: (cache.load_kernel(text, parallel) if text is not None else None)
         or _build(bare, gen.impls, parallel))
     dispatcher = fn if hasattr(fn, "overloads") else None     # (not with NUMBA_DISABLE_JIT=1)
-    module = key if getattr(fn, "_cache", None) is not None and text is not None \
-        and type(fn._cache).__name__ != "NullCache" else None
+    module = key if text is not None and _on_disk(fn) else None
     if config.dump:
         print(f"# funcgrad: compiled kernel\n{source}")
     ids = [o.id for o in prog.outs if isinstance(o, Var)]
