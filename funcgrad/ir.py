@@ -228,13 +228,19 @@ class Primitive:
     transcendental functions (each library has its own approximation), BLAS and LAPACK, and
     what NumPy settles differently per CPU (maximum(0.0, -0.0)). fg.jit answers a first call
     from the interpreter only for programs of exact equations (`exact_program`).
+    Rules of the simplification passes (transforms/simplify.py), for loops and branches:
+    prune(eqn, used) -> the equation computing only the outputs marked used (and what they
+    need), or None; aliases(eqn) -> {output index: an earlier output index of the same value};
+    invariants(eqn) -> (output index, input index) of each carry the body passes through
+    unchanged (the output is that input, whatever the trip count).
     """
 
     def __init__(self, name, *, impl, abstract, vjp=None, jvp=None, batch=None,
                  multiple_results=False, differentiable=True, elementwise=False, doc=None,
                  vjp_split=None, opaque=False, fresh_params=(), singular=False, effect=False,
-                 exact=False):
+                 exact=False, prune=None, aliases=None, invariants=None):
         self.name, self.vjp_split, self.opaque, self.exact = name, vjp_split, opaque, exact
+        self.prune, self.aliases, self.invariants = prune, aliases, invariants
         self.effect = effect
         self.fresh_params, self.singular = fresh_params, singular
         self.impl, self.abstract, self.vjp, self.jvp, self.batch = impl, abstract, vjp, jvp, batch

@@ -147,22 +147,6 @@ def _composed_transpose(e, defs):
     return Eqn(e.prim, [inner.inputs[0]], e.outputs, {"perm": tuple(p[i] for i in q)}, e.src)
 
 
-def _invariant_carries(e):
-    """(output, initial value) of each carry of a scan or while loop that its body passes
-    through unchanged: the loop's result is the initial value, whatever the trip count."""
-    p = e.params
-    if e.prim.name == "scan":
-        first, n = p["n_c"], p["n_carry"]
-    elif e.prim.name == "while_loop":
-        first, n = p["n_cc"] + p["n_bc"], len(e.outputs)
-    else:
-        return []
-    body = p["body"]
-    skip = first - (p["n_cc"] if e.prim.name == "while_loop" else 0)   # body's const inputs
-    return [(e.outputs[j], e.inputs[first + j]) for j in range(n)
-            if body.outs[j] is body.in_vars[skip + j]]
-
-
 def fold_constants(prog: Program) -> Program:
     """Evaluate small literal-only equations; forward exact identities (x * 1, x - 0.0,
     x + -0.0, no-op reshapes)."""
@@ -182,8 +166,9 @@ def fold_constants(prog: Program) -> Program:
         if ident is not None:
             ren.sub[e.outputs[0].id] = ident
             continue
-        for out, init in _invariant_carries(e):
-            ren.sub[out.id] = init
+        if e.prim.invariants is not None:      # loop carries passed through unchanged
+            for out, init in e.prim.invariants(e):
+                ren.sub[e.outputs[out].id] = e.inputs[init]
         for v in e.outputs:
             defs[v.id] = e
         eqns.append(e)
@@ -241,35 +226,24 @@ def _unsigned(y, add, scatter, defs, unsigned, eqns):
 
 
 def prune_outputs(prog: Program) -> Program:
-    """Drop the unused stacked outputs of scans and the unused outputs of conds from their
-    sub-programs (a scan in a forward pass may compute residuals only a backward pass that
-    recomputes them would have read), and stack a value a scan outputs twice only once."""
-    ren = _Renamer()            # a scan's stacked outputs of the same body value are one
+    """Drop the unused outputs of loops and branches from their sub-programs (a scan in a
+    forward pass may compute residuals only a backward pass that recomputes them would have
+    read), and compute an output two of theirs repeat only once: the primitives' `prune` and
+    `aliases` rules (ir.Primitive; scan's and cond's in higher_order/)."""
+    ren = _Renamer()            # outputs of the same value (a scan's stacked ones) are one
     for e in prog.eqns:
-        if e.prim.name == "scan":
-            first = {}
-            for o, b in zip(e.outputs[e.params["n_carry"]:], e.params["body"].outs[e.params["n_carry"]:]):
-                if isinstance(b, Var):
-                    if b.id in first:
-                        ren.sub[o.id] = first[b.id]
-                    else:
-                        first[b.id] = o
+        if e.prim.aliases is not None:
+            for k, j in e.prim.aliases(e).items():
+                ren.sub[e.outputs[k].id] = e.outputs[j]
     if ren.sub:
         prog = ren.program(prog, [ren.eqn(e) for e in prog.eqns])
     uses = use_counts(prog)
     eqns, changed = [], bool(ren.sub)
     for e in prog.eqns:
-        name = e.prim.name
-        first = e.params.get("n_carry", 0) if name == "scan" else 0
-        keep = [k for k, v in enumerate(e.outputs) if k < first or uses.get(v.id, 0)]
-        if name in ("scan", "cond") and len(keep) < len(e.outputs) and keep:
-            cut = lambda p: dce(Program(p.in_vars, p.eqns, [p.outs[k] for k in keep]))
-            params = dict(e.params)
-            if name == "scan":
-                params["body"] = cut(params["body"])
-            else:
-                params["branches"] = tuple(cut(b) for b in params["branches"])
-            e, changed = Eqn(e.prim, e.inputs, [e.outputs[k] for k in keep], params, e.src), True
+        if e.prim.prune is not None:            # the primitive's rule (scan, cond)
+            cut = e.prim.prune(e, [bool(uses.get(v.id, 0)) for v in e.outputs])
+            if cut is not None:
+                e, changed = cut, True
         eqns.append(e)
     return Program(prog.in_vars, eqns, prog.outs) if changed else prog
 

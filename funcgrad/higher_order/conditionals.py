@@ -17,8 +17,8 @@ from ..primitives.base import NAMESPACE, convert, define
 from ..transforms.jvp import jvp_program
 from ..transforms.vjp import vjp_program
 from ..tree_util import tree_unflatten
-from .subprograms import (bind_loop, check_carry, fit_carry, is_float, leaves_of, run_sub,
-                          strong, trace_sub, vmap_to, zeros_for)
+from .subprograms import (bind_loop, check_carry, fit_carry, is_float, kept_outputs, leaves_of,
+                          run_sub, strong, trace_sub, vmap_to, zeros_for)
 
 __all__ = ["cond", "switch", "cond_p"]
 
@@ -75,10 +75,18 @@ def _cond_batch(ins, fl, size, *, branches):
     return res
 
 
+def _cond_prune(eqn, used):
+    """The cond without the outputs nothing reads, in every branch."""
+    keep = [k for k, u in enumerate(used) if u]
+    if len(keep) == len(used) or not keep:
+        return None
+    return kept_outputs(eqn, "branches", keep)
+
+
 cond_p = define(
     "cond", impl=_cond_impl, multiple_results=True, exact=True,   # (as exact as its branches)
     abstract=lambda index, *avals, branches: tuple(branches[0].out_avals),
-    jvp=_cond_jvp, vjp_split=_cond_split, batch=_cond_batch,
+    jvp=_cond_jvp, vjp_split=_cond_split, batch=_cond_batch, prune=_cond_prune,
     doc="branches[index](*operands) with index clamped to the valid range; every branch "
         "takes all operands (the constants captured by any branch included).")
 

@@ -32,7 +32,7 @@ import numpy as np
 from .. import _nan_checks as nan_checks
 from .._errors import CarryTypeError, loop_memory_error, user_frame, where
 from ..interpreter import eval_program
-from ..ir import Aval, Program, Traced, aval_of, bind_staged
+from ..ir import Aval, Program, Traced, Var, aval_of, bind_staged
 from ..ir import split_list as _split
 from ..primitives.base import NAMESPACE, batched, convert, define
 from ..tiering import compile_loop, loop_is_long
@@ -44,8 +44,9 @@ from ..tree_util import tree_flatten, tree_flatten_with_path, tree_unflatten
 from .custom import checkpoint as remat
 from .progress import plan as progress_plan, report
 from .subprograms import (LoopBudget, active_carry, as_array, bind_loop, check_carry,
-                          checkpoint_every, conform, count_eqns, fit_carry, is_float, leaves_of,
-                          padded, run_sub, strong, trace_closed, trace_sub, vmap_to, zeros_for)
+                          checkpoint_every, conform, count_eqns, fit_carry, is_float, kept_outputs,
+                          leaves_of, padded, run_sub, strong, trace_closed, trace_sub, vmap_to,
+                          zeros_for)
 
 __all__ = ["while_loop", "scan", "fori_loop", "while_p", "while_grad_p", "scan_p"]
 
@@ -164,6 +165,7 @@ def _while_batch(ins, fl, size, *, cond, body, n_cc, n_bc, checkpoint=None):
 while_p = define(
     "while_loop", impl=_while_impl, multiple_results=True, exact=True,   # (as its body)
     abstract=lambda *avals, cond, body, n_cc, n_bc, checkpoint=None: tuple(body.out_avals),
+    invariants=lambda eqn: _loop_invariants(eqn),
     jvp=_while_jvp, vjp_split=_while_split, batch=_while_batch,
     doc="carry = body(body_consts, carry) while cond(cond_consts, carry); inputs "
         "(cond_consts, body_consts, init); outputs the final carry.")
@@ -418,9 +420,40 @@ def _scan_batch(ins, fl, size, *, body, length, reverse, n_c, n_carry):
             + [moveaxis(y, 1, 0) for y in out[n:]])
 
 
+def _scan_prune(eqn, used):
+    """The scan without the stacked outputs nothing reads (the carries all stay)."""
+    n = eqn.params["n_carry"]
+    keep = [k for k, u in enumerate(used) if k < n or u]
+    if len(keep) == len(used) or not keep:
+        return None
+    return kept_outputs(eqn, "body", keep)
+
+
+def _scan_aliases(eqn):
+    """Stacked outputs of the same body value: each is the first of them."""
+    n, first, same = eqn.params["n_carry"], {}, {}
+    for k, b in enumerate(eqn.params["body"].outs[n:], n):
+        if isinstance(b, Var):
+            same[k] = first.setdefault(b.id, k)
+    return {k: j for k, j in same.items() if k != j}
+
+
+def _loop_invariants(eqn):
+    """(output, input) of the carries whose body passes them through unchanged."""
+    p = eqn.params
+    if eqn.prim is scan_p:
+        first, n, skip = p["n_c"], p["n_carry"], p["n_c"]
+    else:
+        first, n = p["n_cc"] + p["n_bc"], len(eqn.outputs)
+        skip = p["n_bc"]                     # (the body's inputs: its consts, then the carry)
+    body = p["body"]
+    return [(j, first + j) for j in range(n) if body.outs[j] is body.in_vars[skip + j]]
+
+
 scan_p = define(
     "scan", impl=_scan_impl, abstract=_scan_abstract, multiple_results=True, exact=True,
-    jvp=_scan_jvp, vjp_split=_scan_split, batch=_scan_batch,
+    jvp=_scan_jvp, vjp_split=_scan_split, batch=_scan_batch, prune=_scan_prune,
+    aliases=_scan_aliases, invariants=_loop_invariants,
     doc="carry, y_k = body(consts, carry, x_k) for k in range(length) (reversed if reverse); "
         "inputs (consts, init, xs); outputs the final carry and the stacked ys.")
 

@@ -18,6 +18,7 @@ from ..ir import Aval, Lit, Program, Traced, Var, aval_of
 from ..primitives.base import batched, convert, zeros_like_aval
 from ..tracer import trace_flat
 from ..transforms.batching import vmap_program
+from ..transforms.simplify import dce
 from ..transforms.vjp import active_vars
 from ..tree_util import keystr, tree_flatten, tree_flatten_with_path, tree_unflatten
 
@@ -151,6 +152,16 @@ class LoopBudget:
         if out is None:
             self.start = float("inf")
         return out
+
+
+def kept_outputs(eqn, key, keep):
+    """eqn with only the outputs numbered in keep, its sub-program(s) params[key] cut to the
+    matching outputs and what they need (the prune rules of scan and cond)."""
+    cut = lambda p: dce(Program(p.in_vars, p.eqns, [p.outs[k] for k in keep]))
+    sub = eqn.params[key]
+    params = dict(eqn.params, **{key: cut(sub) if isinstance(sub, Program)
+                                 else tuple(cut(b) for b in sub)})
+    return ir.Eqn(eqn.prim, eqn.inputs, [eqn.outputs[k] for k in keep], params, eqn.src)
 
 
 def run_sub(prog, *args):
