@@ -35,7 +35,10 @@ class Recent:
         self._items[key] = value
         limit = self._limit() if callable(self._limit) else self._limit
         while len(self._items) > limit:
-            del self._items[next(iter(self._items))]
+            try:       # (tiering reads its table unlocked: another thread may move an entry)
+                self._items.pop(next(iter(self._items)), None)
+            except (StopIteration, RuntimeError):
+                break
 
     def pop(self, key, default=None):
         return self._items.pop(key, default)

@@ -205,7 +205,7 @@ def fit(loss, params, optimizer, *, steps, data, reduction="sum", callback=None)
         True
     """
     vg = DataParallel(loss, 0, reduction)
-    update = jit(lambda g, state, p: _step(optimizer, g, state, p))
+    update = jit(lambda g, state, p: _step(optimizer, g, state, p), same_bits=False)   # (never waits)
     state = optimizer.init(params)
     losses = np.empty(steps)
     for k in range(steps):

@@ -224,10 +224,12 @@ class Primitive:
     exact: every correct evaluation gives the same bits (True, False, or a function of the
     equation): its results are exact or one correctly rounded IEEE-754 operation per element
     (+, -, *, /, sqrt, comparisons, moving data), so the interpreter's NumPy and a compiled
-    kernel agree bit for bit. Not exact: sums and products over an axis (their order),
-    transcendental functions (each library has its own approximation), BLAS and LAPACK, and
-    what NumPy settles differently per CPU (maximum(0.0, -0.0)). fg.jit answers a first call
-    from the interpreter only for programs of exact equations (`exact_program`).
+    kernel agree bit for bit (which NaN, its sign and payload, comes out where two NaNs meet
+    is the one exception: LLVM may swap the operands of + and *). Not exact: sums and products
+    over an axis (their order), transcendental functions (each library has its own
+    approximation), BLAS and LAPACK, and what NumPy settles differently per CPU
+    (maximum(0.0, -0.0)). fg.jit answers a first call from the interpreter only for programs
+    of exact equations (`exact_program`).
     Rules of the simplification passes (transforms/simplify.py), for loops and branches:
     prune(eqn, used) -> the equation computing only the outputs marked used (and what they
     need), or None; aliases(eqn) -> {output index: an earlier output index of the same value};

@@ -285,7 +285,10 @@ class JitFunction:
             out = hit.fast(args)
         except KernelInterrupted:               # Ctrl-C inside the kernel (see vecmath)
             raise KeyboardInterrupt from None
-        return NOT_READY if out is MISS else out
+        if out is MISS:                         # no compiled path's guards held
+            a = Args(self.f, args, {}, trace_numbers=(float, complex))
+            return self._guarded(hit, a, tried=True)
+        return out
 
     def forget(self, *args):
         """Drop the compiled signature of these arguments (tiering: it failed compiled)."""
@@ -378,14 +381,15 @@ class JitFunction:
         to interpret; the signature's entry is then the kernel, waited for)."""
         prog, consts, out_tree, n_out, guards = self._trace(a)
         vals = list(a.dyn_vals)
-        answer = not self._same_bits() or exact_program(prog)
+        exact = exact_program(prog)
+        answer = exact or not self._same_bits()
 
         def build():
             entry = self._entry(prog, out_tree, n_out, guards)
             _first_run(entry, vals, self.f, precompile=True)
             return _with_paths(entry, n_out, guards)
         pending = Pending(build, key, fn_name(self.f))
-        pending.program = (prog, consts, out_tree, n_out, bool(guards)) if answer else None
+        pending.program = (prog, consts, out_tree, n_out, bool(guards), exact)
         self._remember(sig, pending, None)
         out = _interpret(pending, vals) if answer else MISS
         if out is MISS:
@@ -398,11 +402,11 @@ class JitFunction:
         interpreter would not compute the kernel's bits, `_same_bits`). The program traced by
         the first call serves, unless Python control flow read traced values there: then
         this call is traced anew (its path may differ; its bits are checked by waiting)."""
-        if pending.program is None:
+        *_, guarded, exact = pending.program
+        if self._same_bits() and (guarded or not exact):
             return MISS
-        *_, guarded = pending.program
         if guarded:
-            return MISS if self._same_bits() else evaluate(self.f, *args, **kwargs)
+            return evaluate(self.f, *args, **kwargs)
         return _interpret(pending, a.dyn_vals)
 
     def _same_bits(self):
@@ -465,7 +469,7 @@ class JitFunction:
 def _interpret(pending, vals):
     """The results of the program pending's first call traced, run by the interpreter on vals
     (MISS where a loop in it is too long to interpret while the kernel compiles)."""
-    prog, consts, out_tree, n_out, _ = pending.program
+    prog, consts, out_tree, n_out, *_ = pending.program
     out = interpret_first(prog, [*consts, *vals], pending)
     if out is None:
         return MISS

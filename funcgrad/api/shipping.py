@@ -65,10 +65,11 @@ def jit_state(jf, entries):
     if getattr(jf, "_f_blob", None) is None:        # (pickled once: Dask pickles every task)
         jf._f_blob = b"" if f is None else dumps(f) or b""
     return (jf._token, jf._f_blob or None, jf.static_argnums, jf.parallel, jf.background,
-            jf.same_bits, tuple(shipped))
+            tuple(shipped), jf.same_bits)
 
 
-def restore_jit(make, token, f_blob, static_argnums, parallel, background, same_bits, shipped):
+def restore_jit(make, token, f_blob, static_argnums, parallel, background, shipped,
+                same_bits=None):
     """The JitFunction of a pickle: the one this process already unpickled under `token`, or
     a new one (`make(f, ...)`) holding the shipped programs until their signatures are
     called."""

@@ -31,6 +31,9 @@ EXACT = {("floor_divide", "f"): "_vm.floor_divide({0}, {1})",
          ("remainder", "u"): "_vm.remainder_int({0}, {1})",
          ("power", "f"): "_vm.power({0}, {1})",
          ("sign", "f"): "(np.sign({0}) + 0.0)",       # NumPy: sign(-0.0) is +0.0
+         # NumPy's bool + and * are `or` and `and` (Numba's are int arithmetic: True + True
+         # is 2, which a later cast or comparison in the same loop would see)
+         ("add", "b"): "({0} or {1})", ("multiply", "b"): "({0} and {1})",
          # the lexicographic order of complex numbers (complexmath.py)
          **{(name, "c"): f"_vm.c_{name}({{0}}, {{1}})" for name in (
              "less", "less_equal", "greater", "greater_equal", "maximum", "minimum", "fmax",
@@ -44,7 +47,7 @@ EXACT = {("floor_divide", "f"): "_vm.floor_divide({0}, {1})",
          # (complexfuncs.py); Numba's differ on finite inputs
          **{(name, "c"): f"_vm.c_{name}_{{cdtype}}({{0}})" for name in COMPLEX_FUNCS}}
 # functions called (and inlined) for any dtype, and for complex operands only
-_INLINE = ("multiply", "square", "sign")          # (expressions, not calls)
+_INLINE = ("multiply", "square", "sign", "add")   # (expressions, not calls)
 _EXACT = {name for name, _ in EXACT if name not in COMPLEX_FUNCS + _INLINE}
 _COMPLEX_CALLS = set(COMPLEX_FUNCS)
 
