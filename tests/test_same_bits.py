@@ -17,9 +17,16 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 
 import funcgrad as fg
 import funcgrad.numpy as fnp
-from funcgrad.api.background import Pending
+from funcgrad.api.background import Pending, wait_all
 from funcgrad.ir import PRIMITIVES, exact_program, sub_programs
 from test_background import held  # noqa: F401  (fixture: background compiles wait for a gate)
+
+@pytest.fixture(autouse=True)
+def settled():
+    """Background compiles a test started (its gate released) end before the next test."""
+    yield
+    wait_all()
+
 
 SPECIALS = [0.0, -0.0, 1.0, -1.0, 0.5, -2.5, 3.5, 1e308, -1e308, 5e-324, -5e-324, 2.2e-308,
             np.inf, -np.inf, np.nan, 1.0 / 3, 7.0, 1e-10, -123.456, 2.0 ** 53 + 1,
@@ -127,9 +134,13 @@ def _release_after(gate, seconds):
     threading.Timer(seconds, gate.set).start()
 
 
-def test_fg_jit_waits_for_the_kernel_of_a_program_it_would_round_differently(held):
+def test_fg_jit_waits_for_the_kernel_of_a_program_it_would_round_differently(
+        held, monkeypatch, capsys):
     """The first call of a program with a sum and transcendental functions waits for its
-    kernel (call 1 == call 2 bit for bit); an exact program's first call does not wait."""
+    kernel (call 1 == call 2 bit for bit), saying why; an exact program's first call does not
+    wait."""
+    from funcgrad.api import background
+    monkeypatch.setattr(background, "WAIT_NOTICE", 0.1)
     f = fg.jit(lambda x: fnp.cbrt(x) + fnp.sum(fnp.exp(x) * fnp.sin(x)))
     x = np.array([27.0, 8.0, -0.3, 1e-3])
     with fg.config.override(jit_background=True):
@@ -137,6 +148,9 @@ def test_fg_jit_waits_for_the_kernel_of_a_program_it_would_round_differently(hel
         t = time.perf_counter()
         first = f(x)
         assert time.perf_counter() - t >= 0.4
+        err = capsys.readouterr().err
+        assert "gives its kernel's bits from the first call" in err and "same_bits=False" in err
+        assert "waiting for the kernel of <lambda>" in err
         assert not any(isinstance(e, Pending) for e in f._entries.values())
         assert_same_bits(first, f(x))
         g = fg.jit(lambda x: x * 3.0 - fnp.sqrt(fnp.abs(x)) / x)

@@ -80,10 +80,11 @@ class Pending:
     raised. `program`: what the first call traced, to answer calls meanwhile (api/jit.py)."""
 
     __slots__ = ("thread", "result", "error", "key", "hot", "fast_keys", "name", "program",
-                 "started", "done", "__weakref__")
+                 "started", "done", "why", "__weakref__")
 
     def __init__(self, build, key, name="the function"):
         self.result = self.error = self.program = None
+        self.why = ""           # why a call waits for it, said once with the first notice
         self.key, self.hot, self.fast_keys, self.name = key, True, [], name
         self.started = time.perf_counter()
         # (an Event, not Thread.join/is_alive: a join that Ctrl-C interrupts can leave the
@@ -120,8 +121,10 @@ class Pending:
         while not self.done.is_set():
             now = time.perf_counter()
             if now - waited >= WAIT_NOTICE:
+                if not noticed and self.why:
+                    sys.stderr.write(f"funcgrad: {self.why}\n")
                 _notice(f"funcgrad: waiting for the kernel of {self.name} to compile "
-                        f"({now - self.started:.0f} s so far)", final=False)
+                        f"({now - self.started:.0f} s so far)", final=False, first=not noticed)
                 noticed = True
             self.done.wait(0.25)
         if noticed:
@@ -146,8 +149,9 @@ WAIT_NOTICE = 2.0       # seconds a call waits for a kernel before it says so
 _last_notice = [0.0]
 
 
-def _notice(text, final):
-    """A progress line on stderr: rewritten in place on a terminal, else every 10 s."""
+def _notice(text, final, first=False):
+    """A progress line on stderr: rewritten in place on a terminal, else every 10 s (and the
+    first line of each wait)."""
     stream = sys.stderr
     try:
         tty = stream.isatty()
@@ -156,7 +160,7 @@ def _notice(text, final):
     now = time.perf_counter()
     if tty:
         stream.write("\r" + text + ("\n" if final else ""))
-    elif final or now - _last_notice[0] >= 10.0:
+    elif final or first or now - _last_notice[0] >= 10.0:
         stream.write(text + "\n")
         _last_notice[0] = now
     stream.flush()

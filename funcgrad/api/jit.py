@@ -390,6 +390,10 @@ class JitFunction:
             return _with_paths(entry, n_out, guards)
         pending = Pending(build, key, fn_name(self.f))
         pending.program = (prog, consts, out_tree, n_out, bool(guards), exact)
+        if not answer:
+            pending.why = (f"fg.jit({pending.name}) gives its kernel's bits from the first "
+                           "call, and the interpreter's would differ in the last place: "
+                           "fg.jit(f, same_bits=False) answers from the interpreter meanwhile")
         self._remember(sig, pending, None)
         out = _interpret(pending, vals) if answer else MISS
         if out is MISS:
