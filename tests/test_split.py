@@ -338,3 +338,46 @@ def test_long_trace_warns_once_at_the_users_line():
     w = hits[0]
     assert w.filename == __file__ and "fg.scan" in str(w.message)
     assert "x = fnp.sin(x) * 1.0001" in open(__file__).read().splitlines()[w.lineno - 1]
+
+
+class _Garbage:
+    """A reference cycle whose finalizer runs Python code: collected in the middle of an
+    AST build, it lets another thread run (how two parses meet in CPython < 3.13)."""
+    def __init__(self):
+        self.me = self
+
+    def __del__(self):
+        sum(range(200))
+
+
+def test_liveness_parses_safely_beside_other_threads():
+    """Background compiles find part parameters on several threads at once; CPython's shared
+    AST depth counter made such parses fail with "AST constructor recursion depth mismatch"
+    (a flaky CI failure of test_background), unless they hold one lock."""
+    import gc
+    import threading
+    lines = [f"x{i} = (a{i} + b[{i}]) * c({i}, d=e{i})" for i in range(400)]
+    want = split._liveness(lines)
+    got, errors = [], []
+
+    def work():
+        try:
+            for _ in range(60):
+                for _ in range(5):
+                    _Garbage()
+                got.append(split._liveness(lines))
+        except Exception as e:   # noqa: BLE001 - reported below
+            errors.append(e)
+
+    old = gc.get_threshold()
+    gc.set_threshold(50, 5, 5)
+    try:
+        threads = [threading.Thread(target=work) for _ in range(3)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+    finally:
+        gc.set_threshold(*old)
+    assert not errors, errors[:2]
+    assert len(got) == 180 and all(g == want for g in got)

@@ -40,6 +40,8 @@ from __future__ import annotations
 import ast
 import builtins
 
+from numba.core.compiler_lock import global_compiler_lock
+
 from ..ir import sub_programs
 
 SPLIT_SIZE = 1000     # a program with more equations than this is split into parts,
@@ -146,8 +148,25 @@ def _liveness(lines):
     """Names the statements read before they assign them (in order of first read; globals
     left out), and the names they assign (in order)."""
     reads, writes = {}, {}
-    _scan(ast.parse("\n".join(lines)).body, reads, writes)
+    _scan(_parse("\n".join(lines)).body, reads, writes)
     return [n for n in reads if not _global(n)], list(writes)
+
+
+def _parse(source):
+    """ast.parse, safe beside other threads' parsing. CPython before 3.13 keeps the depth
+    counter of its AST-object construction in one place per interpreter, so two threads
+    building AST objects at once (a thread switch can happen when a finalizer runs mid-build)
+    raise "SystemError: AST constructor recursion depth mismatch". Background compiles run
+    here and in Numba's array-expression lowering (which parses under Numba's compiler lock):
+    holding that lock keeps them apart; the retry covers a parse on a thread that holds no
+    lock (a traceback's formatting, the user's code), the counter being reset per parse."""
+    for attempt in range(3):
+        try:
+            with global_compiler_lock:
+                return ast.parse(source)
+        except SystemError as e:
+            if "recursion depth mismatch" not in str(e) or attempt == 2:
+                raise
 
 
 def _global(name):
