@@ -56,8 +56,6 @@ EXCEPTIONS = {
     ("funcgrad.guards", "funcgrad.backend.digest"):
         "tiering's guards hash array contents with digest's Numba kernel (imported lazily); "
         "digest imports nothing of funcgrad",
-    ("funcgrad.backend.scalarize", "funcgrad.tracer"):
-        "scalarize, the backend's preparation pass, re-records programs with the tracer",
 }
 
 

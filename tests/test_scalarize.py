@@ -1,4 +1,4 @@
-"""Scalar replacement of small arrays in loops (backend/scalarize.py): compiled results equal
+"""Scalar replacement of small arrays in loops (transforms/scalarize.py): compiled results equal
 the interpreter's, and the generated loop bodies no longer allocate small arrays."""
 import re
 
@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 import funcgrad as fg
 import funcgrad.numpy as fnp
 from funcgrad.api import evaluate
-from funcgrad.backend.scalarize import scalarize
+from funcgrad.transforms.scalarize import scalarize
 from conftest import rand
 
 pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")

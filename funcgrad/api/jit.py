@@ -23,7 +23,7 @@ from ..interpreter import eval_program
 from ..ir import Program, aval_of, current_trace, exact_program, sub_programs
 from ..tiering import LATER, NOT_READY, set_loop_compiler, value_key
 from ..tracer import trace_flat
-from ..backend.scalarize import scalarize
+from ..transforms.scalarize import scalarize
 from ..transforms.nan_checks import insert_checks
 from ..transforms.simplify import simplify
 from ..tree_util import tree_flatten, tree_unflatten

@@ -275,7 +275,7 @@ def materialized(prog: Program, order):
 
 def packs(prog: Program):
     """Concatenations that join values each given a new axis of length 1 by a reshape
-    (fnp.stack; backend/scalarize.py packing scalars into a small array), which codegen
+    (fnp.stack; transforms/scalarize.py packing scalars into a small array), which codegen
     writes as one np.empty and a store per value: {id(concatenate): the values}, and the ids
     of the reshapes that only such a concatenation reads (their arrays are not made)."""
     made = {v.id: e for e in prog.eqns for v in e.outputs}

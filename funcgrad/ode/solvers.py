@@ -121,7 +121,7 @@ def adaptive(fy, y0, ts, rtol, atol, stepper, max_steps, first_step=None, max_st
     zero = t0 * 0.0
     # carry: t, y, f, next step size, and the last accepted step (start, y, size, dense
     # coefficients q_j: y(start + theta size) = y + size sum_j theta^j q_j), counts, status.
-    # (Vectors only, no matrix products: a small state becomes scalars, backend/scalarize.py)
+    # (Vectors only, no matrix products: a small state becomes scalars, transforms/scalarize.py)
     init = (t0, y0, f0, h0, t0, y0, zero, (fnp.zeros(n),) * 4, np.int64(0), np.int64(0),
             np.int64(0))
 

@@ -15,9 +15,11 @@ product, say). A scan's stacked output of small arrays becomes one stacked array
 which a later scan (the backward pass reading its residuals) reads element by element.
 Values and rounding are unchanged: the same scalar operations run in the same order.
 
-A preparation pass of the backend (jit runs it before code generation). Unlike the rest of
-the backend it re-records programs, so it uses the tracer; it finds the loop primitives in the
-primitive table by name.
+A program transform that jit runs before code generation (api/jit.py). Each operation it
+rewrites has its rule in one of the tables below, keyed by primitive name: LOOP_RULES (the loop
+primitives, whose bodies it re-records), SMALL_RULES (data movement and scatters on small
+arrays), REDUCE (reductions, by their binary operation); elementwise primitives need none
+(Primitive.elementwise). Everything else is re-bound unchanged.
 """
 from __future__ import annotations
 
@@ -31,9 +33,9 @@ from ..tracer import trace_flat
 __all__ = ["scalarize", "SMALL"]
 
 SMALL = 8                   # arrays with at most this many elements are replaced by scalars
-MOVES = {"broadcast_in_dim", "reshape", "transpose", "concatenate", "rev", "gather"}
-REDUCE = {"reduce_sum": "add", "reduce_max": "maximum", "reduce_min": "minimum",
-          "reduce_prod": "multiply"}
+# reductions: (the binary operation they chain, whether a float sum starts at +0.0 as NumPy's do)
+REDUCE = {"reduce_sum": ("add", True), "reduce_max": ("maximum", False),
+          "reduce_min": ("minimum", False), "reduce_prod": ("multiply", False)}
 
 
 def _small(aval):
@@ -56,7 +58,7 @@ class Stacked:
 
 def _loops_with_small_values(prog):
     for e in prog.eqns:
-        if e.prim.name in ("scan", "while_loop", "while_grad"):
+        if e.prim.name in LOOP_RULES:
             body = e.params["body"]
             if any(_small(v.aval) for v in body.in_vars) or any(_small(o.aval) for o in body.outs):
                 return True
@@ -141,12 +143,9 @@ class _Rewriter:
 
     def eqn(self, e):
         name, out = e.prim.name, e.outputs[0]
-        if name == "scan":
-            return self.scan(e)
-        if name == "while_loop":
-            return self.while_loop(e)
-        if name == "while_grad":
-            return self.while_grad(e)
+        loop = LOOP_RULES.get(name)
+        if loop is not None:
+            return loop(self, e)
         if self.in_loop and not e.prim.multiple_results:
             ok = all(self.splittable(v) for v in e.inputs)
             small_out = _small(out.aval)
@@ -155,15 +154,13 @@ class _Rewriter:
                 if small_out and e.prim.elementwise and all(
                         v.aval.shape == out.aval.shape for v in e.inputs):
                     return [self.elementwise(e)]
-                if name in MOVES and (name != "gather" or len(e.inputs) == 1):
-                    return [self.moves(e)]
-                if (small_out and name == "scatter" and len(e.inputs) == 2
-                        and e.params["mode"] in ("set", "add", "mul")):
-                    return [self.scatter(e)]
+                rule = SMALL_RULES.get(name)
+                res = rule(self, e) if rule is not None else None
+                if res is not None:
+                    return [res]
             if name in REDUCE and ok and _small(e.inputs[0].aval):
                 return [self.reduce(e)]
-        res = ir.bind_staged(e.prim, *[self.arr(v) for v in e.inputs], **e.params)
-        return list(res) if e.prim.multiple_results else [res]
+        return self.opaque(e)
 
     # -- rules ----------------------------------------------------------------------------------
     def elementwise(self, e):
@@ -172,12 +169,21 @@ class _Rewriter:
                                          for xs in zip(*cols)])
 
     def moves(self, e):
+        """Data movement: the primitive's NumPy implementation applied to element numbers."""
         sources, index = self.scalar_sources(e.inputs)
         picked = [sources[int(i)] for i in np.asarray(e.prim.impl(*index, **e.params)).reshape(-1)]
         out = e.outputs[0].aval
         return picked[0] if out.ndim == 0 else Parts(out, picked)
 
+    def static_gather(self, e):
+        """x[static index] moves data; a gather with computed indices stays whole (None)."""
+        return self.moves(e) if len(e.inputs) == 1 else None
+
     def scatter(self, e):
+        """x.at[static index].set/add/multiply(u) into a small x; other scatters stay whole."""
+        if not (_small(e.outputs[0].aval) and len(e.inputs) == 2
+                and e.params["mode"] in ("set", "add", "mul")):
+            return None
         x, u = e.inputs
         sources, (ix, iu) = self.scalar_sources([x, u])
         where = np.asarray(e.prim.impl(ix, iu, spec=e.params["spec"], mode="set")).reshape(-1)
@@ -192,14 +198,15 @@ class _Rewriter:
 
     def reduce(self, e):
         x, axes = e.inputs[0], e.params["axes"]
-        op, shape = REGISTRY[REDUCE[e.prim.name]], x.aval.shape
+        (op, plus_zero), shape = REDUCE[e.prim.name], x.aval.shape
+        op = REGISTRY[op]
         out_aval = e.outputs[0].aval
         acc: dict = {}
         for k, ix in enumerate(np.ndindex(*shape)):
             key = tuple(i for d, i in enumerate(ix) if d not in axes)
             v = self.parts(x)[k]
             acc[key] = v if key not in acc else ir.bind_staged(op, acc[key], v)
-        if e.prim.name == "reduce_sum" and out_aval.dtype.kind in "fc":
+        if plus_zero and out_aval.dtype.kind in "fc":
             zero = np.zeros((), out_aval.dtype)     # NumPy's sums start at +0.0: never -0.0
             acc = {key: ir.bind_staged(op, v, zero) for key, v in acc.items()}
         scalars = [acc[ix] for ix in np.ndindex(*out_aval.shape)]
@@ -386,6 +393,16 @@ class _Rewriter:
     def flat(self, atom, split):
         """An output as a list: its scalars when `split`, else [array]."""
         return list(self.parts(atom)) if split else [self.arr(atom)]
+
+
+# The rules, by primitive name. Loops: their bodies re-recorded with small carries as scalars.
+LOOP_RULES = {"scan": _Rewriter.scan, "while_loop": _Rewriter.while_loop,
+              "while_grad": _Rewriter.while_grad}
+# Inside loop bodies, on small arrays: an operation's result as a value (Parts or a scalar), or
+# None where the rule does not apply to this equation (it is then re-bound whole).
+SMALL_RULES = {**dict.fromkeys(("broadcast_in_dim", "reshape", "transpose", "concatenate", "rev"),
+                               _Rewriter.moves),
+               "gather": _Rewriter.static_gather, "scatter": _Rewriter.scatter}
 
 
 def _const_avals(consts):
