@@ -150,7 +150,7 @@ def _array_key(a, identity=True):
     elif a.nbytes <= _SMALL_ARRAY:
         content = a.tobytes()
     else:
-        from .backend.digest import array_digest
+        from .digest import array_digest
         content = array_digest(a)
     return (np.ndarray, id(a) if identity else None, a.shape, a.dtype.str, content)
 
@@ -646,5 +646,5 @@ def compile_guard(f, key):
 
 
 def _digest(a):
-    from .backend.digest import array_digest
+    from .digest import array_digest
     return array_digest(a)

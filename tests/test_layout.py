@@ -10,14 +10,15 @@ Layers, lowest first; a module imports modules of its own layer or lower ones, n
   numpy         funcgrad/numpy/: NumPy's API, compositions of primitives
   transforms    transforms/ (funcgrad.transforms): reverse and forward mode, batching, simplify
   tiering       tiering (when to compile; the long-loop hook jit fills), guards (the state a
-                function reads, and the generated checks that it is unchanged)
+                function reads, and the generated checks that it is unchanged), reach, digest
   higher_order  funcgrad/higher_order/: loop, branch and custom-rule primitives (rules transform
                 sub-programs)
   backend       funcgrad/backend/: reads only the IR and the primitive table
   api           funcgrad/api/, nn, optim, optimize, scipy, ode, testing, debug, dask: the public
                 entry points
   package       funcgrad/__init__.py re-exports
-Imports inside functions count like any other (they are how cycles hide).
+Imports inside functions count like any other (they are how cycles hide). Where a lower layer
+calls up, the higher one installs a hook; HOOKS lists them all (test_every_hook_is_listed).
 """
 import ast
 import inspect
@@ -40,7 +41,7 @@ LAYERS = [
     ("tracer", ["funcgrad.tracer"]),
     ("numpy", ["funcgrad.numpy", "funcgrad.flatten_util"]),
     ("transforms", ["funcgrad.transforms"]),
-    ("tiering", ["funcgrad.tiering", "funcgrad.guards", "funcgrad.reach"]),
+    ("tiering", ["funcgrad.tiering", "funcgrad.guards", "funcgrad.reach", "funcgrad.digest"]),
     ("higher_order", ["funcgrad.higher_order"]),
     ("backend", ["funcgrad.backend"]),
     ("api", ["funcgrad.api", "funcgrad.nn", "funcgrad.optim", "funcgrad.optimize", "funcgrad.scipy",
@@ -52,11 +53,29 @@ BACKEND_READS = {"funcgrad._errors", "funcgrad._version", "funcgrad.ir", "funcgr
                  "funcgrad.primitives", "funcgrad._nan_checks", "funcgrad._config",
                  "funcgrad._recent"}
 # Edges the layering alone would refuse, each with its reason.
-EXCEPTIONS = {
-    ("funcgrad.guards", "funcgrad.backend.digest"):
-        "tiering's guards hash array contents with digest's Numba kernel (imported lazily); "
-        "digest imports nothing of funcgrad",
+EXCEPTIONS = {}
+# Every hook through which a lower layer calls up: (lower module, the table or setter) -> the
+# modules that install it (prefixes) and what goes in. docs/architecture.md names each one.
+HOOKS = {
+    ("funcgrad.primitives.base", "define"): (("funcgrad.higher_order",),
+                                             "higher-order primitives join REGISTRY"),
+    ("funcgrad.primitives.base", "export"): (("funcgrad.numpy",),
+                                             "funcgrad.numpy's functions fill NAMESPACE, LINALG, FFT"),
+    ("funcgrad.primitives", "NAMESPACE"): (("funcgrad.numpy._assemble",), "np.r_ and np.c_"),
+    ("funcgrad.primitives.base", "FOREIGN_UFUNCS"): (("funcgrad.scipy.special",),
+                                                     "scipy.special's ufuncs on traced values"),
+    ("funcgrad._errors", "FOREIGN_CALL_EXPLAINERS"): (
+        ("funcgrad.numpy._scalar_types", "funcgrad.scipy._foreign"),
+        "why a foreign call on a traced value fails"),
+    ("funcgrad._nan_checks", "LISTENERS"): (("funcgrad.api.jit",),
+                                           "fg.jit hears fg.debug_nans switch"),
+    ("funcgrad.tiering", "set_loop_compiler"): (("funcgrad.api.jit",),
+                                               "a long interpreted loop compiles"),
+    ("funcgrad.ir", "_state"): (("funcgrad.tiering",),
+                                "the observer that hears each top-level trace"),
 }
+# Calls that write a lower layer's state and are not hooks: they store values, not code.
+NOT_HOOKS = {("funcgrad._config", "config"): "tiering's settings are fg.config options"}
 
 
 def _modules():
@@ -322,3 +341,121 @@ def test_every_subpackage_is_installed():
     found = {".".join(p.parent.relative_to(here).parts) for p in (here / "funcgrad").rglob("__init__.py")}
     found |= {"funcgrad.transforms"}
     assert found == listed, f"pyproject's packages: add {sorted(found - listed)}, drop {sorted(listed - found)}"
+
+
+_MUTATORS = {"append", "extend", "update", "add", "setdefault", "insert"}
+
+
+def _assigned(node):
+    """The targets (tuples unpacked) that an assignment statement writes."""
+    targets = (node.targets if isinstance(node, ast.Assign) else
+               [node.target] if isinstance(node, (ast.AugAssign, ast.AnnAssign)) else [])
+    return [el for t in targets for el in (t.elts if isinstance(t, ast.Tuple) else [t])]
+
+
+def _installers(tree, module_names):
+    """A module's functions that write its module-level state: those that say `global`, those
+    named set_/register/install, and those that write a public table (directly or through a
+    local name bound to it, as `table = LINALG if ... else NAMESPACE`)."""
+    found = set()
+    for fn in tree.body:
+        if not isinstance(fn, ast.FunctionDef):
+            continue
+        written, local = set(), {}
+        for n in ast.walk(fn):
+            if isinstance(n, ast.Global):
+                written.add("global")
+            if isinstance(n, ast.Assign) and len(n.targets) == 1 and isinstance(n.targets[0], ast.Name):
+                local[n.targets[0].id] = {m.id for m in ast.walk(n.value)
+                                          if isinstance(m, ast.Name)} & module_names
+            bases = [n.func.value] if (isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
+                                       and n.func.attr in _MUTATORS) else []
+            bases += [t.value for t in _assigned(n) if isinstance(t, (ast.Subscript, ast.Attribute))]
+            for b in bases:
+                if isinstance(b, ast.Name):
+                    written |= ({b.id} & module_names) | local.get(b.id, set())
+        if ("global" in written or fn.name.startswith(("set_", "register", "install"))
+                or any(not w.startswith("_") for w in written)) and written:
+            found.add(fn.name)
+    return found
+
+
+def hooks(modules):
+    """(installing module, lower module, name) for each write a module makes to a lower layer's
+    state: a call of a lower module's installer, a mutating method on its table, an item or
+    attribute assignment into it."""
+    trees = {m: ast.parse(open(p).read()) for m, (p, _) in modules.items()}
+    installers = {}
+    for m, tree in trees.items():
+        names = {n.id for node in tree.body for t in _assigned(node) for n in ast.walk(t)
+                 if isinstance(n, ast.Name)}
+        installers[m] = _installers(tree, names)
+    found = set()
+    for m, tree in trees.items():
+        rank, is_init = layer_of(m)[0], modules[m][1]
+        package = (m if is_init else m.rpartition(".")[0]).split(".")
+        imported = {}                                   # local name -> (module, name or None)
+        for n in ast.walk(tree):
+            if isinstance(n, ast.ImportFrom):
+                src = (".".join(package[:len(package) - n.level + 1] + ([n.module] if n.module else []))
+                       if n.level else n.module or "")
+                for a in n.names:
+                    sub = f"{src}.{a.name}"
+                    imported[a.asname or a.name] = (sub, None) if sub in modules else (src, a.name)
+
+        def below(expr):
+            """(module, name) when expr names a lower layer's module-level object."""
+            if isinstance(expr, ast.Name) and expr.id in imported:
+                mod, name = imported[expr.id]
+            elif (isinstance(expr, ast.Attribute) and isinstance(expr.value, ast.Name)
+                  and imported.get(expr.value.id, (None, 1))[1] is None):
+                mod, name = imported[expr.value.id][0], expr.attr
+            else:
+                return None
+            return (mod, name) if name and mod in modules and layer_of(mod)[0] < rank else None
+
+        for n in ast.walk(tree):
+            hits = [below(t.value) for t in _assigned(n) if isinstance(t, (ast.Subscript, ast.Attribute))]
+            if isinstance(n, ast.Call):
+                f = n.func
+                hits.append(below(f.value) if isinstance(f, ast.Attribute) and f.attr in _MUTATORS else None)
+                called = below(f)
+                hits.append(called if called and called[1] in installers[called[0]] else None)
+            if isinstance(n, (ast.FunctionDef, ast.ClassDef)):
+                for d in n.decorator_list:
+                    called = below(d.func if isinstance(d, ast.Call) else d)
+                    hits.append(called if called and called[1] in installers[called[0]] else None)
+            found |= {(m,) + h for h in hits if h}
+    return found
+
+
+HOOKS_FOUND = hooks(_modules())
+
+
+def test_the_hook_finder_sees_tables_setters_and_attributes(tmp_path):
+    pkg = tmp_path / "funcgrad"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    (pkg / "ir.py").write_text("TABLE = {}\n_hook = [None]\nclass S: pass\n_state = S()\n"
+                               "def set_hook(f):\n    _hook[0] = f\n"
+                               "def lookup(k):\n    return TABLE.get(k)\n")
+    (pkg / "tracer.py").write_text("from .ir import TABLE, set_hook, lookup\nfrom . import ir\n"
+                                   "TABLE['x'] = 1\nset_hook(print)\nlookup('x')\n"
+                                   "def f():\n    ir._state.observer = []\n")
+    mods = {"funcgrad": (str(pkg / "__init__.py"), True), "funcgrad.ir": (str(pkg / "ir.py"), False),
+            "funcgrad.tracer": (str(pkg / "tracer.py"), False)}
+    assert hooks(mods) == {("funcgrad.tracer", "funcgrad.ir", "TABLE"),
+                           ("funcgrad.tracer", "funcgrad.ir", "set_hook"),
+                           ("funcgrad.tracer", "funcgrad.ir", "_state")}
+
+
+def test_every_hook_is_listed_installed_where_listed_and_documented():
+    """A new way for a lower layer to call up fails here until HOOKS (and the docs) name it."""
+    found = {(mod, name) for _, mod, name in HOOKS_FOUND} - set(NOT_HOOKS)
+    assert found == set(HOOKS), (f"unlisted hooks: {sorted(found - set(HOOKS))}; "
+                                 f"listed but gone: {sorted(set(HOOKS) - found)}")
+    for installer, mod, name in HOOKS_FOUND:
+        if (mod, name) in HOOKS:
+            assert installer.startswith(HOOKS[mod, name][0]), f"{installer} installs {mod}.{name}"
+    doc = open(os.path.join(ROOT, "docs", "architecture.md")).read()
+    assert [name for _, name in HOOKS if name not in doc] == []
