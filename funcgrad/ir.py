@@ -210,6 +210,8 @@ class Primitive:
     derived from vjp when absent); batch(ins, flags, size, **params) -> outputs batched on
     axis 0; vjp_split: see transforms/vjp.py. opaque: the derivative is unknown (a host
     callback): its vjp rule raises, and forward mode raises where its tangent would be used.
+    user_rule: the derivative is a rule the user gave (custom_vjp's bwd), which replaces the
+    tangents of the inputs: an unknown (opaque) tangent there is not an error.
     fresh_params: names of params whose values are made unique per equation (ids that keep
     equations apart); two programs that differ only in those are the same computation.
     effect: the equation does something besides computing its outputs (fg.debug.print): it
@@ -235,14 +237,20 @@ class Primitive:
     need), or None; aliases(eqn) -> {output index: an earlier output index of the same value};
     invariants(eqn) -> (output index, input index) of each carry the body passes through
     unchanged (the output is that input, whatever the trip count).
+    stored(params) -> (trips, body, atoms): what a loop keeps once per iteration, the atoms of
+    its sub-program `body`, and its trip count when known before it runs (scan's stacked
+    outputs: its length; while_grad's tape: None, the tape grows as needed). fg.jit checks
+    the memory of the first; fg.debug's residual report lists the second.
     """
 
     def __init__(self, name, *, impl, abstract, vjp=None, jvp=None, batch=None,
                  multiple_results=False, differentiable=True, elementwise=False, doc=None,
                  vjp_split=None, opaque=False, fresh_params=(), singular=False, effect=False,
-                 exact=False, prune=None, aliases=None, invariants=None):
+                 exact=False, prune=None, aliases=None, invariants=None, stored=None,
+                 user_rule=False):
         self.name, self.vjp_split, self.opaque, self.exact = name, vjp_split, opaque, exact
         self.prune, self.aliases, self.invariants = prune, aliases, invariants
+        self.stored, self.user_rule = stored, user_rule
         self.effect = effect
         self.fresh_params, self.singular = fresh_params, singular
         self.impl, self.abstract, self.vjp, self.jvp, self.batch = impl, abstract, vjp, jvp, batch

@@ -121,10 +121,9 @@ def derived_jvp(prim, primals, tangents, params):
 
 def _check_unknown(e, atoms, unknown):
     """An opaque equation's tangent is unknown: using it (in a differentiable equation, or as
-    an output) is an error, raised by that equation's vjp rule. A custom_vjp_call equation
-    does not use the tangents of the outputs it marks (its rule replaces them)."""
-    if not unknown or (e is not None and (not e.prim.differentiable
-                                          or e.prim.name == "custom_vjp_call")):
+    an output) is an error, raised by that equation's vjp rule. An equation whose derivative
+    is the user's rule (custom_vjp) does not use its inputs' tangents (the rule replaces them)."""
+    if not unknown or (e is not None and (not e.prim.differentiable or e.prim.user_rule)):
         return
     for v in atoms:
         hit = unknown.get(getattr(v, "id", None))

@@ -496,9 +496,9 @@ def _check_sizes(prog):
     """Refuse, before compiling, a program that would allocate more than this machine's
     memory: a kernel would stop with Numba's bare 'Allocation failed' instead."""
     for e in prog.eqns:
-        if e.prim.name == "scan":
-            err = loop_memory_error(e.params["length"],
-                                    e.params["body"].out_avals[e.params["n_carry"]:])
+        trips, _, kept = e.prim.stored(e.params) if e.prim.stored else (None, None, ())
+        if trips is not None:
+            err = loop_memory_error(trips, [a.aval for a in kept])
             if err is not None:
                 add_location(err, e.src, "the loop")
                 raise err
@@ -589,8 +589,8 @@ def _compile_loop(prim, args, params):
     if _disabled or nan_checks.active():     # (fg.debug_nans: the interpreter checks it)
         return None
     if in_first_call():          # the whole kernel is compiling: use it once it is ready
-        if prim.name == "scan" or kernel_ready():
-            raise UseKernel          # (a scan's length is known: interpreting it is long)
+        if (prim.stored and prim.stored(params)[0] is not None) or kernel_ready():
+            raise UseKernel          # (a scan: its trip count is known, interpreting it is long)
         return LATER
     try:
         from ..backend.compile import compile_program

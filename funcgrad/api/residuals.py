@@ -172,10 +172,10 @@ def _tapes(prog: Program):
     """Per-iteration tape entries of the while_grad equations in prog (and its sub-programs)."""
     out = []
     for e in prog.eqns:
-        if e.prim.name == "while_grad":
-            body, n_carry = e.params["fwd"], e.params["n_carry"]
-            for r, s in zip(body.outs[n_carry:], e.params["res_src"]):
-                if s < 0 and isinstance(r, Var):
+        trips, body, kept = e.prim.stored(e.params) if e.prim.stored else (0, None, ())
+        if trips is None:                    # (kept per iteration, as many as it runs: a tape)
+            for r in kept:
+                if isinstance(r, Var):
                     made = {v.id: q for q in body.eqns for v in q.outputs}.get(r.id)
                     entry = (_computed(r, made, "tape") if made is not None
                              else _entry(r.aval, "tape", primitive="carry", src=e.src))

@@ -288,6 +288,8 @@ def _while_grad_batch(ins, fl, size, *, cond, body, fwd, bwd, n_cc, n_bc, n_carr
 while_grad_p = define(
     "while_grad", impl=_while_grad_impl, abstract=_while_grad_abstract, multiple_results=True,
     vjp=_while_grad_vjp, batch=_while_grad_batch,
+    stored=lambda p: (None, p["fwd"], [r for r, s in zip(p["fwd"].outs[p["n_carry"]:], p["res_src"])
+                                        if s < 0]),
     doc="Cotangents of a while loop's active body constants and initial carry, given the "
         "cotangent of its final carry: the loop runs forward again recording the residuals of "
         "`fwd` on a tape that grows as needed, then `bwd` sweeps it backwards. res_src[j] is "
@@ -454,6 +456,7 @@ scan_p = define(
     "scan", impl=_scan_impl, abstract=_scan_abstract, multiple_results=True, exact=True,
     jvp=_scan_jvp, vjp_split=_scan_split, batch=_scan_batch, prune=_scan_prune,
     aliases=_scan_aliases, invariants=_loop_invariants,
+    stored=lambda p: (p["length"], p["body"], p["body"].outs[p["n_carry"]:]),
     doc="carry, y_k = body(consts, carry, x_k) for k in range(length) (reversed if reverse); "
         "inputs (consts, init, xs); outputs the final carry and the stacked ys.")
 

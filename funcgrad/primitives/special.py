@@ -39,7 +39,7 @@ def _dtype(x):
 
 custom_vjp_p = define(
     "custom_vjp_call", exact=True, impl=lambda *xs, spec: tuple(xs[:spec.n_out]), abstract=_custom_vjp_abstract,
-    vjp=_custom_vjp_rule, multiple_results=True,
+    vjp=_custom_vjp_rule, multiple_results=True, user_rule=True,
     doc="Marks the outputs of a custom_vjp function: identity on them; its vjp calls the "
         "user's bwd with the residuals of fwd.")
 
