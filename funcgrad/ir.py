@@ -240,17 +240,28 @@ class Primitive:
     stored(params) -> (trips, body, atoms): what a loop keeps once per iteration, the atoms of
     its sub-program `body`, and its trip count when known before it runs (scan's stacked
     outputs: its length; while_grad's tape: None, the tape grows as needed). fg.jit checks
-    the memory of the first; fg.debug's residual report lists the second.
+    the memory of the first; fg.saved_residuals lists the second.
+    Rules of the algebraic simplifications (fold_constants, absorb_scatter_adds):
+    identity_input(eqn, value_of) -> the input the equation passes through unchanged (x * 1,
+    a reshape to its own shape), or None; value_of(atom) is the one value all of an atom's
+    elements hold, or None. merge(eqn, producer) -> one equation doing what producer and
+    then eqn do (a transpose of a transpose), or None. repeats: each output element is a copy
+    of an element of input 0, some copied many times (a broadcast: kept lazy, not folded into
+    a literal). accumulates(params) -> the binary primitive with which the equation combines
+    its other inputs into a copy of input 0 (scatter in add mode: add), or None.
     """
 
     def __init__(self, name, *, impl, abstract, vjp=None, jvp=None, batch=None,
                  multiple_results=False, differentiable=True, elementwise=False, doc=None,
                  vjp_split=None, opaque=False, fresh_params=(), singular=False, effect=False,
                  exact=False, prune=None, aliases=None, invariants=None, stored=None,
-                 user_rule=False):
+                 user_rule=False, identity_input=None, merge=None, repeats=False,
+                 accumulates=None):
         self.name, self.vjp_split, self.opaque, self.exact = name, vjp_split, opaque, exact
         self.prune, self.aliases, self.invariants = prune, aliases, invariants
         self.stored, self.user_rule = stored, user_rule
+        self.identity_input, self.merge = identity_input, merge
+        self.repeats, self.accumulates = repeats, accumulates
         self.effect = effect
         self.fresh_params, self.singular = fresh_params, singular
         self.impl, self.abstract, self.vjp, self.jvp, self.batch = impl, abstract, vjp, jvp, batch

@@ -11,13 +11,15 @@
   is not one: -0.0 + 0.0 is +0.0; nor is 0 * x: NaN, inf, -0.0; nor complex z * 1: inf * 0
   is in it.)
 
-Every pass returns a new Program with the same inputs and outputs. Imports funcgrad.ir only.
+The algebra is the primitives' own (their identity_input, merge, repeats and accumulates
+rules, ir.Primitive). Every pass returns a new Program with the same inputs and outputs.
 """
 from __future__ import annotations
 
 import numpy as np
 
 from ..ir import Eqn, Lit, Program, Var, needed, use_counts
+from ..primitives.base import is_unit
 
 __all__ = ["dce", "cse", "fold_constants", "absorb_scatter_adds", "prune_outputs", "simplify"]
 
@@ -96,55 +98,24 @@ def _scalar_value(atom, defs):
         same = v.reshape(-1).view(np.uint8).reshape(v.size, -1) == first.view(np.uint8)
         return v.flat[0] if np.all(same) else None
     e = defs.get(atom.id)
-    if e is not None and e.prim.name == "broadcast_in_dim" and isinstance(e.inputs[0], Lit):
+    if e is not None and e.prim.repeats and isinstance(e.inputs[0], Lit):    # (a broadcast)
         return _scalar_value(e.inputs[0], defs)
     return None
 
 
-def _is_unit(value, dtype, name):
-    """Whether `x <name> value` is x for every x of `dtype` (IEEE: -0.0 + 0.0 is +0.0, so the
-    additive unit is -0.0, and x - (+0.0) is x; complex z * 1 is not z at infinities)."""
-    if value is None or isinstance(value, (bool, np.bool_)):
-        return False
-    kind = np.dtype(dtype).kind
-    if name in ("multiply", "divide"):
-        return kind in "fiu" and value == 1
-    if kind in "iu":
-        return value == 0
-    parts = (value.real, value.imag) if kind == "c" else (value,)
-    zero_sign = name == "add"               # add: -0.0 (signbit set); subtract: +0.0
-    return kind in "fc" and all(p == 0 and bool(np.signbit(p)) == zero_sign for p in parts)
-
-
 def _identity_input(e, defs):
-    """The input an equation passes through unchanged, if it is an identity."""
-    name, ins, out = e.prim.name, e.inputs, e.outputs[0] if e.outputs else None
-    if out is None or len(e.outputs) != 1:
+    """The input an equation passes through unchanged (its primitive's identity_input rule),
+    or None."""
+    if e.prim.identity_input is None or len(e.outputs) != 1:
         return None
-    same = lambda a: a.aval == out.aval
-    if name in ("multiply", "add", "subtract", "divide"):
-        for k in ((0, 1) if name in ("multiply", "add") else (0,)):
-            if same(ins[k]) and _is_unit(_scalar_value(ins[1 - k], defs), out.aval.dtype, name):
-                return ins[k]
-    if name in ("reshape", "convert_element_type", "broadcast_in_dim") and same(ins[0]):
-        return ins[0]
-    if name == "transpose" and tuple(e.params["perm"]) == tuple(range(len(e.params["perm"]))):
-        return ins[0]
-    if name == "integer_pow" and e.params["y"] == 1 and np.dtype(out.aval.dtype).kind in "fiu":
-        return ins[0]          # NumPy's complex power(z, 1) is not z at signed zeros
-    return None
+    return e.prim.identity_input(e, lambda atom: _scalar_value(atom, defs))
 
 
-def _composed_transpose(e, defs):
-    """transpose(transpose(x, p), q) -> transpose(x, p[q]): one permutation, the inner one
-    left to DCE when nothing else reads it (an identity composite then folds to x)."""
-    if e.prim.name != "transpose":
-        return e
-    inner = defs.get(getattr(e.inputs[0], "id", None))
-    if inner is None or inner.prim.name != "transpose":
-        return e
-    p, q = inner.params["perm"], e.params["perm"]
-    return Eqn(e.prim, [inner.inputs[0]], e.outputs, {"perm": tuple(p[i] for i in q)}, e.src)
+def _merged(e, defs):
+    """e and the equation making its first input as one (the primitive's merge rule: a
+    transpose of a transpose), the inner one left to DCE when nothing else reads it."""
+    inner = defs.get(getattr(e.inputs[0], "id", None)) if e.inputs else None
+    return (e.prim.merge(e, inner) if e.prim.merge is not None and inner is not None else None) or e
 
 
 def fold_constants(prog: Program) -> Program:
@@ -155,13 +126,13 @@ def fold_constants(prog: Program) -> Program:
         e = ren.eqn(e)
         if not e.prim.effect and all(isinstance(v, Lit) for v in e.inputs) and e.inputs and all(
                 v.aval.size <= FOLD_MAX_SIZE for v in e.outputs) and not (
-                e.prim.name == "broadcast_in_dim" and e.outputs[0].aval.ndim):   # stays lazy
+                e.prim.repeats and e.outputs[0].aval.ndim):    # a broadcast stays lazy
             out = e.prim.impl(*[v.val for v in e.inputs], **e.params)
             outs = out if e.prim.multiple_results else (out,)
             for v, o in zip(e.outputs, outs):
                 ren.sub[v.id] = Lit(np.asarray(o, dtype=v.aval.dtype).reshape(v.aval.shape))
             continue
-        e = _composed_transpose(e, defs)
+        e = _merged(e, defs)
         ident = _identity_input(e, defs)
         if ident is not None:
             ren.sub[e.outputs[0].id] = ident
@@ -183,16 +154,16 @@ def absorb_scatter_adds(prog: Program) -> Program:
     uses = use_counts(prog)
     defs, eqns, unsigned = {}, [], set()      # unsigned: variables that cannot hold -0.0
     for e in prog.eqns:
-        if e.prim.name == "add":
-            for k in (0, 1):
-                s, y = e.inputs[k], e.inputs[1 - k]
-                d = defs.get(s.id) if isinstance(s, Var) else None
-                if (d is not None and d.prim.name == "scatter" and d.params["mode"] == "add"
-                        and uses.get(s.id) == 1 and y.aval == s.aval
-                        and _scalar_value(d.inputs[0], defs) == 0):
-                    y = _unsigned(y, e.prim, d, defs, unsigned, eqns)
-                    e = type(e)(d.prim, [y] + d.inputs[1:], e.outputs, d.params, d.src)
-                    break
+        for k in ((0, 1) if len(e.inputs) == 2 else ()):
+            s, y = e.inputs[k], e.inputs[1 - k]
+            d = defs.get(s.id) if isinstance(s, Var) else None
+            if (d is not None and d.prim.accumulates is not None
+                    and d.prim.accumulates(d.params) is e.prim          # (scatter-add, add)
+                    and uses.get(s.id) == 1 and y.aval == s.aval
+                    and _scalar_value(d.inputs[0], defs) == 0):
+                y = _unsigned(y, e.prim, d, defs, unsigned, eqns)
+                e = type(e)(d.prim, [y] + d.inputs[1:], e.outputs, d.params, d.src)
+                break
         if _keeps_unsigned(e, defs, unsigned):
             unsigned.add(e.outputs[0].id)
         for v in e.outputs:
@@ -204,12 +175,12 @@ def absorb_scatter_adds(prog: Program) -> Program:
 def _keeps_unsigned(e, defs, unsigned):
     """Whether e's output cannot hold -0.0: a broadcast of +0.0, or a scatter-add into such."""
     base = e.inputs[0] if e.inputs else None
-    if e.prim.name == "broadcast_in_dim" and isinstance(base, Lit):
+    if e.prim.repeats and isinstance(base, Lit):
         zero = _scalar_value(base, defs)
         return zero is not None and zero == 0 and not (
             np.signbit(np.real(zero)) or np.signbit(np.imag(zero)))
-    return (e.prim.name == "scatter" and e.params["mode"] == "add" and isinstance(base, Var)
-            and base.id in unsigned)
+    return (e.prim.accumulates is not None and e.prim.accumulates(e.params) is not None
+            and isinstance(base, Var) and base.id in unsigned)
 
 
 def _unsigned(y, add, scatter, defs, unsigned, eqns):
@@ -217,7 +188,7 @@ def _unsigned(y, add, scatter, defs, unsigned, eqns):
     same (integers, -0.0 zeros, a y that cannot hold -0.0), else y + zeros (appended to eqns)."""
     zeros = scatter.inputs[0]
     if np.dtype(y.aval.dtype).kind not in "fc" or (isinstance(y, Var) and y.id in unsigned) \
-            or _is_unit(_scalar_value(zeros, defs), y.aval.dtype, "add"):
+            or is_unit(_scalar_value(zeros, defs), y.aval.dtype, "-0.0"):
         return y
     out = Var(y.aval)
     eqns.append(Eqn(add, [y, zeros], [out], {}, scatter.src))

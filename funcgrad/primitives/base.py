@@ -271,6 +271,41 @@ def convert(x, dtype, weak=False):
     return np.asarray(x, dtype=dtype)
 
 
+# ---- identity rules (ir.Primitive.identity_input; read by transforms/simplify.py) ----------
+
+def is_unit(value, dtype, unit):
+    """Whether combining any x of `dtype` with `value` gives x, for the unit "one" (x * 1,
+    x / 1: real x only, complex z * 1 is not z at infinities), "-0.0" (x + -0.0: IEEE's
+    additive unit, as -0.0 + 0.0 is +0.0) or "+0.0" (x - +0.0); integers: 1 or 0."""
+    if value is None or isinstance(value, (bool, np.bool_)):
+        return False
+    kind = np.dtype(dtype).kind
+    if unit == "one":
+        return kind in "fiu" and value == 1
+    if kind in "iu":
+        return value == 0
+    parts = (value.real, value.imag) if kind == "c" else (value,)
+    negative = unit == "-0.0"
+    return kind in "fc" and all(p == 0 and bool(np.signbit(p)) == negative for p in parts)
+
+
+def unit_identity(unit, sides=(0,)):
+    """identity_input rule of a binary operation: the operand at a position in `sides` whose
+    other operand holds `unit` everywhere (and that has the output's shape and dtype)."""
+    def rule(eqn, value_of):
+        ins, out = eqn.inputs, eqn.outputs[0].aval
+        for k in sides:
+            if ins[k].aval == out and is_unit(value_of(ins[1 - k]), out.dtype, unit):
+                return ins[k]
+        return None
+    return rule
+
+
+def unchanged_identity(eqn, value_of):
+    """identity_input rule of a reshape, cast or broadcast to what its input already is."""
+    return eqn.inputs[0] if eqn.inputs[0].aval == eqn.outputs[0].aval else None
+
+
 def _convert_vjp(ct, x, *, out, dtype, weak=False):
     # complex -> real keeps the real part, so the two directions are each other's transpose:
     # real -> complex sends back the cotangent's real part, complex -> real embeds it
@@ -292,7 +327,7 @@ convert_element_type_p = define(
                            and np.dtype(eqn.params["dtype"]).kind in "iu"),
     impl=_convert_impl,
     abstract=lambda a, *, dtype, weak=False: Aval(a.shape, dtype, weak),
-    vjp=_convert_vjp)
+    vjp=_convert_vjp, identity_input=unchanged_identity)
 
 
 # ---- broadcasting ---------------------------------------------------------------------------
@@ -333,6 +368,7 @@ def _bid_vjp(ct, x, *, out, shape, dims):
 
 broadcast_in_dim_p = define(
     "broadcast_in_dim", exact=True, impl=_bid_impl, abstract=_bid_abstract, vjp=_bid_vjp,
+    identity_input=unchanged_identity, repeats=True,
     batch=BatchRule(lambda prim: lambda ins, fl, size, *, shape, dims: prim.bind(
         ins[0], shape=(size,) + tuple(shape), dims=(0,) + tuple(d + 1 for d in dims))))
 
@@ -399,6 +435,7 @@ reshape_p = define(
     impl=lambda x, *, shape: np.reshape(x, shape),
     abstract=lambda a, *, shape: Aval(shape, a.dtype),
     vjp=lambda ct, x, *, out, shape: (reshape(ct, aval_of(x).shape),),
+    identity_input=unchanged_identity,
     batch=shifted_batch("shape", lambda shape, size: (size,) + tuple(shape)))
 
 
@@ -423,6 +460,12 @@ transpose_p = define(
     impl=lambda x, *, perm: np.transpose(x, perm),
     abstract=lambda a, *, perm: Aval(tuple(a.shape[p] for p in perm), a.dtype),
     vjp=lambda ct, x, *, out, perm: (transpose(ct, tuple(np.argsort(perm).tolist())),),
+    identity_input=lambda eqn, value_of: (
+        eqn.inputs[0] if tuple(eqn.params["perm"]) == tuple(range(len(eqn.params["perm"])))
+        else None),
+    merge=lambda eqn, inner: None if inner.prim is not eqn.prim else ir.Eqn(   # one permutation
+        eqn.prim, [inner.inputs[0]], eqn.outputs,
+        {"perm": tuple(inner.params["perm"][i] for i in eqn.params["perm"])}, eqn.src),
     batch=shifted_batch("perm", lambda perm, size: (0,) + tuple(p + 1 for p in perm)))
 
 

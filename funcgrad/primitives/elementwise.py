@@ -20,14 +20,14 @@ from .._errors import UnsupportedFunctionError
 from ..ir import Aval, Traced, aval_of, real_operands
 from .base import (NAMESPACE, apply_elementwise, broadcast_shapes, broadcast_to, convert, define,
                    dtype_or_pytype, elementwise_abstract, export, full, has_traced, is_traced,
-                   resolve_ufunc)
+                   resolve_ufunc, unit_identity)
 
 LN2, LN10 = float(np.log(2.0)), float(np.log(10.0))
 ELEMENTWISE = {}   # name -> (primitive, ufunc, domain); read by tests
 
 
 def _ufunc(ufunc, vjp=None, *, domain="real", aliases=(), name=None, singular=False, public=True,
-           exact=False):
+           exact=False, identity_input=None):
     """Define the primitive for `ufunc` and export fnp.<name> (+ aliases). vjp=None: derivative 0.
     singular: its derivative can be infinite or NaN at finite inputs; exact: every correct
     evaluation gives the same bits (see ir.Primitive for both).
@@ -35,7 +35,7 @@ def _ufunc(ufunc, vjp=None, *, domain="real", aliases=(), name=None, singular=Fa
     name = name or ufunc.__name__
     prim = define(name, impl=ufunc, abstract=elementwise_abstract(ufunc), vjp=vjp,
                   differentiable=vjp is not None, elementwise=True, singular=singular,
-                  exact=exact)
+                  exact=exact, identity_input=identity_input)
 
     def fn(*args, **kwargs):
         if kwargs:
@@ -69,11 +69,15 @@ def select_vjp(chosen):
 
 # ---- arithmetic -----------------------------------------------------------------------------
 # (exact: correctly rounded IEEE operations on real operands; see ir.Primitive)
-add = _ufunc(np.add, lambda ct, x, y, *, out: (ct, ct), exact=real_operands)
-subtract = _ufunc(np.subtract, lambda ct, x, y, *, out: (ct, -ct), exact=real_operands)
-multiply = _ufunc(np.multiply, lambda ct, x, y, *, out: (ct * y, ct * x), exact=real_operands)
+add = _ufunc(np.add, lambda ct, x, y, *, out: (ct, ct), exact=real_operands,
+             identity_input=unit_identity("-0.0", (0, 1)))
+subtract = _ufunc(np.subtract, lambda ct, x, y, *, out: (ct, -ct), exact=real_operands,
+                  identity_input=unit_identity("+0.0"))
+multiply = _ufunc(np.multiply, lambda ct, x, y, *, out: (ct * y, ct * x), exact=real_operands,
+                  identity_input=unit_identity("one", (0, 1)))
 divide = _ufunc(np.true_divide, lambda ct, x, y, *, out: (ct / y, -ct * out / y),
-                domain="nonzero", aliases=("true_divide",), singular=True, exact=real_operands)
+                domain="nonzero", aliases=("true_divide",), singular=True, exact=real_operands,
+                identity_input=unit_identity("one"))
 negative = _ufunc(np.negative, lambda ct, x, *, out: (-ct,), exact=True)
 _power = _ufunc(np.power, lambda ct, x, y, *, out: (
     _where0(y == 0, ct * y * x ** (y - 1)),
@@ -88,6 +92,9 @@ integer_pow_p = define(
     "integer_pow", impl=_integer_pow_impl, abstract=lambda a, *, y: a, elementwise=True,
     singular=lambda params: params["y"] < 0,
     exact=lambda eqn: eqn.params["y"] in (1, 2) and real_operands(eqn),   # (x * x)
+    identity_input=lambda eqn, value_of: (      # (not NumPy's complex z ** 1: signed zeros)
+        eqn.inputs[0] if eqn.params["y"] == 1 and np.dtype(eqn.outputs[0].aval.dtype).kind in "fiu"
+        else None),
     vjp=lambda ct, x, *, out, y: (ct * y if y == 1 else ct * (y * x) if y == 2
                                   else ct * (y * integer_pow_p.bind(x, y=y - 1)),))
 

@@ -22,7 +22,7 @@ import numpy as np
 from .._errors import ConcretizationError, MutationError, user_frame, where
 from ..ir import Aval, Traced, aval_of
 from ..tree_util import tree_leaves
-from .base import as_array, batched, broadcast_to, convert, define, export, full
+from .base import REGISTRY, as_array, batched, broadcast_to, convert, define, export, full
 from .elementwise import where as select
 
 _NEW, _ARR = ("new",), ("arr",)
@@ -242,7 +242,8 @@ def _scatter_batch(ins, fl, size, spec, mode):
 
 scatter_p = define("scatter", impl=_scatter_impl, abstract=_scatter_abstract, vjp=_scatter_vjp,
                    batch=_scatter_batch,   # (set: moving data; add and mul round per write)
-                   exact=lambda eqn: eqn.params["mode"] == "set")
+                   exact=lambda eqn: eqn.params["mode"] == "set",
+                   accumulates=lambda params: REGISTRY["add"] if params["mode"] == "add" else None)
 
 
 @export("_getitem")
