@@ -22,10 +22,11 @@ import numpy as np
 
 from ..ir import Lit, Program, Var, _Printer, sub_programs
 from . import check_code, split
-from .fusion import (INDEX_MAPS, REDUCTIONS, literal_broadcasts, materialized, packs,
-                     partition, scatter_plan, slice_positions, use_counts, first_writes)
+from .fusion import (literal_broadcasts, materialized, packs, partition, scatter_plan,
+                     use_counts, first_writes)
 from .loop_reductions import COLUMN_ROWS, ReductionEmitter, parallel_need
-from .lowerings import copy_lines, dtype_text, literal, lowering, numba_type, printable
+from .lowerings import lowering, role, slice_positions
+from .source_text import copy_lines, dtype_text, literal, numba_type, printable
 from .scalar_code import FAST_MATH, fast_math_template, scalar_template, vecmath_calls
 
 RESERVED = set(keyword.kwlist) | {"np", "numba", "math", "range", "len", "min", "max", "abs"}
@@ -291,9 +292,8 @@ class Generator:
         lower = self.pack if id(e) in self.packs else low.statement
         if e.src is not None and outs:
             self.where[outs[0]] = _comment(e.src.long())
-        lines = lower(outs, ins, e) if lower is not None else None
-        if e.prim.name == "debug_check":         # (the steps of the loops around it)
-            lines = check_code.statement(outs, ins, e, self.steps)
+        lines = (None if lower is None else lower(outs, ins, e, self.steps) if low.check
+                 else lower(outs, ins, e))      # (a check: the steps of the loops around it)
         if lines is None:
             lines = self.objmode(outs, ins, e)
         hoist = self.hoists.get(e.outputs[0].id)
@@ -399,16 +399,8 @@ class LoopEmitter(ReductionEmitter):
         """Input of a broadcast or transpose, read at the remapped position."""
         if v.aval.ndim == 0 or (isinstance(v, Var) and v.id in self.gen.lit_values):
             return self.read(v)
-        name = self.gen.name(v)
-        if e.prim.name == "transpose":
-            perm = e.params["perm"]
-            pos = [self.idx[perm.index(d)] for d in range(len(perm))]
-        elif e.prim.name == "gather":
-            pos = slice_positions(e.params["spec"], v.aval.shape, self.idx)
-        else:
-            pos = ["0" if v.aval.shape[k] == 1 and self.shape[d] != 1 else self.idx[d]
-                   for k, d in enumerate(e.params["dims"])]
-        return f"{name}{self.index(pos)}"
+        pos = lowering(e.prim).index_map(e, v.aval.shape, self.shape, self.idx)
+        return f"{self.gen.name(v)}{self.index(pos)}"
 
     def sin_cos_twins(self):
         """sin and cos of the same value in this loop: {first eqn: the other}, so that one
@@ -439,20 +431,12 @@ class LoopEmitter(ReductionEmitter):
             starts.append(len(self.body))
             out = e.outputs[0]
             oname = gen.names[out.id]
-            if e.prim.name in REDUCTIONS:
-                self.reduction(e, oname, pre, post)
-                continue
-            if e.prim.name == "scatter":
-                self.scatter(e, oname, pre, post)
-                continue
-            if e.prim.name == "debug_check_pointwise":
-                if self.shape:
-                    check_code.fused(self, e, oname, pre, post)
-                else:
-                    check_code.scalar(self, e, oname)
+            kind = role(e)
+            if kind in ("reduction", "scatter", "check"):     # LoopEmitter.reduction, ...
+                getattr(self, kind)(e, oname, pre, post)
                 continue
             local = f"{oname}_i" if self.shape else oname
-            x = e.inputs[0] if e.prim.name in INDEX_MAPS else None   # spreads a scalar or literal?
+            x = e.inputs[0] if kind == "index_map" else None   # spreads a scalar or literal?
             spread = self.read(x) if x is not None and (
                 x.aval.ndim == 0 or (isinstance(x, Var) and x.id in gen.lit_values)) else None
             if out.id in self.local:                  # computed together with its sin/cos twin
@@ -467,7 +451,7 @@ class LoopEmitter(ReductionEmitter):
                                f"{oname} = np.empty({dims}, {dt})")        # (first_writes)
                     pre += [f"{oname}[{a}:{b}] = {spread}" for a, b in rest or ()]
                 continue
-            elif e.prim.name in INDEX_MAPS:
+            elif kind == "index_map":
                 self.body.append(f"{local} = {self.read_mapped(e.inputs[0], e)}")
             elif e in twins:
                 twin = twins[e]
@@ -574,6 +558,13 @@ class LoopEmitter(ReductionEmitter):
         if needs <= {"prange"}:
             return "prange", 1
         return "chunks", COLUMN_ROWS if "columns" in needs else 1
+
+    def check(self, e, oname, pre, post):
+        """fg.debug_nans's pointwise check (check_code.py)."""
+        if self.shape:
+            check_code.fused(self, e, oname, pre, post)
+        else:
+            check_code.scalar(self, e, oname)
 
     def scatter(self, e, oname, pre, post):
         """x.at[slices] op= u inside the loop: copy x once (or take it over when this is its

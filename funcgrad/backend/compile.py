@@ -22,7 +22,8 @@ from .._config import config
 from .._errors import KernelInterrupted
 from . import loop_emitters  # noqa: F401  (registers the loop and branch emitters)
 from .codegen import Generator, without_locations
-from .lowerings import where_mark
+from .lowerings import lowering
+from .source_text import where_mark
 from ..interpreter import eval_program
 from .._nan_checks import STEPS
 from ..ir import Var, sub_programs
@@ -171,7 +172,7 @@ def compile_program(prog, parallel=False, exits=()) -> Compiled:
 def _check_messages(prog, out):
     """{site: message} of fg.debug_nans's checks in prog and its sub-programs."""
     for e in prog.eqns:
-        if e.prim.name in ("debug_check", "debug_check_pointwise"):
+        if lowering(e.prim).check:
             out[e.params["site"]] = e.params["message"]
         for sub in sub_programs(e.params):
             _check_messages(sub, out)
@@ -181,7 +182,7 @@ def _check_messages(prog, out):
 def _reporting(fn, messages, where):
     """fn, raising the message of the check whose site number the kernel raised
     (fg.debug_nans), and naming the user's line in the errors the kernel marked with the name
-    of a value or objmode helper (lowerings.where_mark: the kernel's text holds no lines)."""
+    of a value or objmode helper (source_text.where_mark: the kernel's text holds no lines)."""
     def checked(*args):
         try:
             return fn(*args)

@@ -14,36 +14,10 @@ import re
 import numpy as np
 
 from ..ir import Lit, Program, Var, needed, use_counts
-from .lowerings import names_with
+from .lowerings import lowering, role, slice_positions
 
-REDUCTIONS = names_with("reduction")
-ACCUMULATORS = REDUCTIONS + names_with("scatter")          # results final after the loop
-INDEX_MAPS = names_with("index_map")             # read input at remapped indices
+ACCUMULATORS = ("reduction", "scatter")       # roles whose results are final after the loop
 SIBLING_WINDOW = 8       # how many recent groups sibling fusion looks back at
-
-
-def basic_spec(e):
-    """The index spec of a gather/scatter that uses only static slices and integers, else None."""
-    spec = e.params.get("spec")
-    n_arrays = len(e.inputs) - (1 if e.prim.name == "gather" else 2)
-    if spec is None or n_arrays or any(s[0] not in ("slice", "int") for s in spec):
-        return None
-    return spec
-
-
-def slice_positions(spec, in_shape, idx):
-    """Source positions (as text) of the element at loop indices `idx` of a basic index."""
-    pos, k = [], 0
-    for d, s in enumerate(spec):
-        if s[0] == "int":
-            pos.append(str(s[1] % in_shape[d]))
-            continue
-        start, _, step = slice(*s[1:]).indices(in_shape[d])
-        i = idx[k]
-        k += 1
-        pos.append(i if (start, step) == (0, 1) else str(start) if i == "0"    # (no loop)
-                   else f"{start} + {i}" if step == 1 else f"{start} + {step} * {i}")
-    return pos + idx[k:]
 
 
 def scatter_plan(eqns, idx):
@@ -76,7 +50,7 @@ def _chains(eqns):
     chains = {}                 # var id of a chain's latest buffer -> its scatter-adds
     for e in eqns:
         x = e.inputs[0]
-        if e.prim.name == "scatter" and e.params["mode"] == "add" and x.aval.ndim:
+        if role(e) == "scatter" and e.params["mode"] == "add" and x.aval.ndim:
             chains[e.outputs[0].id] = chains.pop(getattr(x, "id", None), []) + [e]
     return chains.values()
 
@@ -120,19 +94,10 @@ def _offset(position):
 
 def loop_shape(e):
     """The iteration shape if equation e can live in a loop nest, else None."""
-    name = e.prim.name
-    if name in ("gather", "scatter"):
-        if basic_spec(e) is None:
-            return None
-        return e.outputs[0].aval.shape if name == "gather" else e.inputs[1].aval.shape
-    if name in REDUCTIONS:
-        a = e.inputs[0].aval
-        if a.dtype.kind in "fbiu" or name == "reduce_sum":   # max/min of bools: any/all
-            return a.shape
-        return None
-    if name in INDEX_MAPS or e.prim.elementwise:
+    if e.prim.elementwise:
         return e.outputs[0].aval.shape
-    return None
+    low = lowering(e.prim)
+    return None if low.loop_shape is None else low.loop_shape(e)
 
 
 class Group:
@@ -174,7 +139,7 @@ def _can_join(groups, g, e, in_groups, shape, uses):
     if not g.is_loop or g.shape != shape:
         return False
     reads = e.inputs
-    if e.prim.name == "scatter":
+    if role(e) == "scatter":
         x = e.inputs[0]
         if isinstance(x, Var) and x.id in g.reduced:
             # scatter-add into the buffer of an earlier scatter-add of this loop: alias it
@@ -183,7 +148,7 @@ def _can_join(groups, g, e, in_groups, shape, uses):
             reads = e.inputs[1:]
         elif isinstance(x, Var) and _made_in(g, x):
             return False                      # the operand must be complete before the loop
-    if e.prim.name in INDEX_MAPS and isinstance(e.inputs[0], Var) and _made_in(g, e.inputs[0]):
+    if role(e) == "index_map" and isinstance(e.inputs[0], Var) and _made_in(g, e.inputs[0]):
         return False                          # it is read at other positions than it is made
     if any(isinstance(v, Var) and v.id in g.reduced for v in reads):
         return False
@@ -218,9 +183,9 @@ def partition(prog: Program, early=()):
         chosen.deps |= in_groups - {chosen.id}
         for v in e.outputs:
             owner[v.id] = chosen.id
-        if e.prim.name in ACCUMULATORS and shape is not None:
+        if role(e) in ACCUMULATORS and shape is not None:
             chosen.reduced.update(v.id for v in e.outputs)
-            if e.prim.name == "scatter" and e.params["mode"] == "add":
+            if role(e) == "scatter" and e.params["mode"] == "add":
                 chosen.scatter_add[e.outputs[0].id] = True
     return _schedule(groups)
 
@@ -251,7 +216,7 @@ def _schedule(groups):
 def literal_broadcasts(prog: Program):
     """var id -> the scalar Lit that a broadcast_in_dim spreads (every element is that value)."""
     return {e.outputs[0].id: e.inputs[0] for e in prog.eqns
-            if e.prim.name == "broadcast_in_dim" and isinstance(e.inputs[0], Lit)
+            if e.prim.repeats and isinstance(e.inputs[0], Lit)          # (a broadcast)
             and e.inputs[0].aval.ndim == 0}
 
 
@@ -266,7 +231,7 @@ def materialized(prog: Program, order):
         for e in g.eqns:
             for k, v in enumerate(e.inputs):
                 if isinstance(v, Var) and owner.get(v.id, -1) != g.id:
-                    if v.id in lits and g.is_loop and not (e.prim.name == "scatter" and k == 0):
+                    if v.id in lits and g.is_loop and not (role(e) == "scatter" and k == 0):
                         continue
                     need.add(v.id)
         need.update(g.reduced)
@@ -282,14 +247,14 @@ def packs(prog: Program):
     uses = use_counts(prog)
     found, unused = {}, set()
     for e in prog.eqns:
-        if e.prim.name != "concatenate" or len(e.inputs) < 2:
+        if not lowering(e.prim).packs or len(e.inputs) < 2:
             continue
         out, axis, values, readers = e.outputs[0].aval, e.params["axis"], [], []
         for v in e.inputs:
             r = made.get(v.id) if isinstance(v, Var) else None
             if isinstance(v, Lit) and v.aval.shape == (1,) and out.ndim == 1:
                 values.append(Lit(np.asarray(v.val).reshape(())))
-            elif (r is not None and r.prim.name == "reshape" and v.aval.shape[axis] == 1
+            elif (r is not None and lowering(r.prim).unit_axis and v.aval.shape[axis] == 1
                   and r.inputs[0].aval.shape == v.aval.shape[:axis] + v.aval.shape[axis + 1:]):
                 values.append(r.inputs[0])
                 if uses.get(v.id) == 1:
@@ -303,5 +268,4 @@ def packs(prog: Program):
     return found, unused
 
 
-__all__ = ["partition", "materialized", "packs", "use_counts", "basic_spec", "slice_positions", "Group",
-           "loop_shape", "REDUCTIONS", "ACCUMULATORS", "INDEX_MAPS"]
+__all__ = ["partition", "materialized", "packs", "use_counts", "Group", "loop_shape"]

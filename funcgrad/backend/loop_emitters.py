@@ -15,7 +15,8 @@ import numpy as np
 
 from ..ir import Lit, Var
 from ..ir import split_list as _split
-from .lowerings import LOWERINGS, Lowering, copy_lines, dtype_text, lowering
+from .lowerings import LOWERINGS, Lowering, lowering, role
+from .source_text import copy_lines, dtype_text
 
 TAPE_START = 16     # initial tape capacity in steps; doubles when full
 POLL_EVERY = 1024   # steps between Ctrl-C checks in loops whose body is scalar code
@@ -89,7 +90,7 @@ def _escaping(prog):
     be views of (inputs of equations whose code does not always allocate its results)."""
     out = {o.id for o in prog.outs if isinstance(o, Var)}
     for e in reversed(prog.eqns):
-        new = e.prim.elementwise or (lowering(e.prim).fresh and e.prim.name != "scatter")
+        new = e.prim.elementwise or (lowering(e.prim).fresh and role(e) != "scatter")
         if not new and any(v.id in out for v in e.outputs):
             out.update(v.id for v in e.inputs if isinstance(v, Var))
     return out

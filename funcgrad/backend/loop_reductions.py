@@ -42,8 +42,8 @@ import re
 
 import numpy as np
 
-from .lowerings import dtype_text, literal
-from .scalar_code import reduction_start
+from .lowerings import lowering, role
+from .source_text import dtype_text, literal
 
 CHUNK_ELEMS = 4096       # elements per chunk at least
 MAX_CHUNKS = 64          # chunks of one loop at most (partials to combine)
@@ -57,15 +57,15 @@ def _kept(e, ndim):
 def parallel_need(em, e):
     """What equation e of loop em needs to run its outer loop in parallel: "prange", "chunks",
     "columns" (chunks with rows of partials: enough outer iterations), or None (serial)."""
-    name = e.prim.name
-    if name in ("reduce_sum", "reduce_max", "reduce_min"):
+    kind = role(e)
+    if kind == "reduction":
         if 0 in _kept(e, len(em.shape)):
             return "prange"           # the outer index picks the element reduced into
         dt = e.outputs[0].aval.dtype
-        if name == "reduce_sum" and dt.kind in "iub" and dt.itemsize < 8:
+        if lowering(e.prim).reduction.is_sum and dt.kind in "iub" and dt.itemsize < 8:
             return None               # (the serial sum widens its running total)
         return "columns" if _kept(e, len(em.shape)) else "chunks"
-    if name == "scatter":
+    if kind == "scatter":
         if e.inputs[0].aval.ndim == 0:
             return None
         if em.plan.get(id(e), ("",))[0] != "next":
@@ -78,19 +78,12 @@ def _carried_last(em, e):
     """The scatter-adds after e in its chain all carry their term to the next iteration, so
     that a chunk's carried term, added after the loop, still comes after the other terms."""
     chain, x = [e], e.outputs[0]
-    made = {s.inputs[0].id: s for s in em.g.eqns if s.prim.name == "scatter"
+    made = {s.inputs[0].id: s for s in em.g.eqns if role(s) == "scatter"
             and getattr(s.inputs[0], "id", None) is not None}
     while x.id in made:
         chain.append(made[x.id])
         x = made[x.id].outputs[0]
     return all(em.plan.get(id(s), ("",))[0] == "next" for s in chain)
-
-
-def _update(prim, target, val):
-    if prim == "reduce_sum":
-        return [f"{target} += {val}"]
-    cmp = ">" if prim == "reduce_max" else "<"
-    return [f"if {val} {cmp} {target} or {val} != {val}:", f"    {target} = {val}"]
 
 
 class ReductionEmitter:
@@ -170,12 +163,12 @@ class ReductionEmitter:
     # -- reductions -------------------------------------------------------------------------
     def reduction(self, e, oname, pre, post):
         x, axes, dt = e.inputs[0], e.params["axes"], e.outputs[0].aval.dtype
-        val = self.read(x)
-        if e.prim.name == "reduce_sum" and dt.kind == "f":
+        val, red = self.read(x), lowering(e.prim).reduction
+        if red.is_sum and dt.kind == "f":
             return self.compensated_sum(e, oname, val, pre, post)
         kept = [self.idx[k] for k in range(len(self.shape)) if k not in axes]
         out_shape = e.outputs[0].aval.shape
-        init = literal(reduction_start(e.prim.name, dt), dt)
+        init = literal(red.start(dt), dt)
         if self.mode == "chunks" and 0 in axes:
             return self.chunked_reduction(e, oname, val, init, pre, post)
         target = f"{oname}{self.index(kept)}" if kept else oname
@@ -183,26 +176,26 @@ class ReductionEmitter:
             pre.append(f"{oname} = np.full({self.gen.dims(out_shape)}, {init}, {dtype_text(dt)})")
         else:
             pre.append(f"{oname} = {init}")
-        self.body += _update(e.prim.name, target, val)
+        self.body += red.update(target, val)
 
     def chunked_reduction(self, e, oname, val, init, pre, post):
         """max/min (exact: the serial rule over the partials in chunk order), integer and
         complex sums, with a partial per chunk."""
         dt, kept = e.outputs[0].aval.dtype, _kept(e, len(self.shape))
-        c, pa = self.chunk[0], f"{oname}_pa"
+        c, pa, red = self.chunk[0], f"{oname}_pa", lowering(e.prim).reduction
         if not kept:
             t, q = f"{oname}_acc", f"{oname}_q"
             pre.append(f"{pa} = {self.chunk_buffers(dt, [])}")
             self.chunk_pre.append(f"{t} = {init}")
-            self.body += _update(e.prim.name, t, val)
+            self.body += red.update(t, val)
             self.chunk_post.append(f"{pa}[{c}] = {t}")
             post += [f"{oname} = {init}", f"for {q} in range({self.chunk[1]}):"]
-            post += ["    " + s for s in _update(e.prim.name, oname, f"{pa}[{q}]")]
+            post += ["    " + s for s in red.update(oname, f"{pa}[{q}]")]
             return
         pre.append(f"{pa} = {self.chunk_buffers(dt, kept, init)}")
         target = self.chunk_row(pa) + self.index([self.idx[k] for k in kept])
-        self.body += _update(e.prim.name, target, val)
-        post += self.combine_rows(oname, [pa], lambda a: _update(e.prim.name, *a))
+        self.body += red.update(target, val)
+        post += self.combine_rows(oname, [pa], lambda a: red.update(*a))
         post.append(f"{oname} = {pa}_2[0].reshape({self.gen.dims([self.shape[k] for k in kept])})")
 
     def compensated_sum(self, e, oname, val, pre, post):

@@ -5,504 +5,127 @@ primitive name (`LOWERINGS`, read through `lowering(prim)`). An entry may give
   ({0}, {1}, ...) and params ({dtype}); it is fused into loop nests. An elementwise primitive
   that wraps a NumPy ufunc needs no entry: `np.<ufunc>({0}, ...)` on scalars, which Numba
   implements with NumPy's semantics;
-- `fusion`: the role a non-elementwise primitive can take inside a loop nest (fusion.py):
-  "index_map" (reads its input at remapped indices), "reduction", or "scatter";
+- `fusion`: the role a non-elementwise primitive can take inside a loop nest (fusion.py, read
+  through `role(eqn)`), whose shape `loop_shape(eqn)` gives (None: not fused in that case):
+  "index_map" (reads its input at remapped indices, `index_map(eqn, input shape, loop shape,
+  loop indices) -> positions`), "reduction" (`reduction`, a `Reduction`: its update and
+  start), "scatter" (inputs: the buffer, the values, then index arrays; written into the
+  buffer) or "check" (fg.debug_nans's pointwise check);
 - `statement`: array-level code, fn(output names, input source texts, equation) -> the lines
   that assign the outputs, or None to fall back to calling the primitive's NumPy implementation
-  in numba.objmode (correct for every primitive, but it pays a Python round trip);
+  in numba.objmode (correct for every primitive, but it pays a Python round trip); `check`:
+  an fg.debug_nans check (its params name its site and message; its statement also gets the
+  loop steps around it);
+- `unit_axis` (reshape) and `packs` (concatenate): a concatenation of values each given an
+  axis of length 1 is written as one array and a store per value (fusion.packs);
 - `structured`: loops and branches, emitter(generator, outs, ins, equation) writing the
   sub-programs inline (loop_emitters.py fills these in);
 - `fresh`: the generated code always allocates a new array for the result;
 - `renames`: the outputs are the (first) inputs themselves, written under the inputs' names.
-0-d values are scalars in generated code.
+0-d values are scalars in generated code. The statements are in statements.py, the text
+helpers they share with codegen in source_text.py.
 """
 from __future__ import annotations
 
-import importlib.util
-
 import numpy as np
 
-from ..ir import Lit
-from .lapack import AVAILABLE as LAPACK
-
-_NUMBA_SCALAR = {"bool": "boolean"}
+from . import check_code
+from . import statements as st
 
 
-def numba_type(aval):
-    """Numba type string for objmode: a scalar for 0-d, else a C-contiguous array."""
-    base = _NUMBA_SCALAR.get(aval.dtype.name, aval.dtype.name)
-    if aval.ndim == 0:
-        return base
-    return f"{base}[{', '.join([':'] * (aval.ndim - 1) + ['::1'])}]"
-
-
-def _tuple(xs):
-    return "(" + "".join(f"{int(x)}, " for x in xs) + ")"
-
-
-def dtype_text(dtype):
-    dtype = np.dtype(dtype)
-    return "np.bool_" if dtype == np.bool_ else f"np.{dtype.name}"
-
-
-def literal(value, dtype):
-    """Source text of a scalar constant with an exact dtype."""
-    dt = np.dtype(dtype)
-    v = np.asarray(value, dtype=dt).item()
-    if dt == np.bool_:
-        return "True" if v else "False"
-    if dt.kind == "c":
-        return f"{dtype_text(dt)}(complex({literal(v.real, 'f8')}, {literal(v.imag, 'f8')}))"
-    if dt.kind == "f":
-        text = "np.inf" if v == np.inf else "-np.inf" if v == -np.inf else "np.nan" if v != v \
-            else repr(float(v))
-        return text if dt == np.float64 else f"{dtype_text(dt)}({text})"
-    return f"{dtype_text(dt)}({int(v)})"
-
-
-def _reshape(outs, ins, e):
-    (o,), (x,) = outs, ins
-    a, shape = e.inputs[0].aval, e.params["shape"]
-    if a.ndim == 0:
-        return [f"{o} = np.full({_tuple(shape)}, {x})"]
-    if len(shape) == 0:
-        return [f"{o} = {x}.ravel()[0]"]
-    return [f"{o} = np.ascontiguousarray({x}).reshape({_tuple(shape)})"]
-
-
-def _basic_index(spec):
-    parts = []
-    for s in spec:
-        if s[0] == "slice":
-            parts.append(":".join("" if v is None else str(int(v)) for v in s[1:]))
-        elif s[0] == "int":
-            parts.append(str(int(s[1])))
-        elif s == ("new",):
-            parts.append("None")
-        else:
-            return None
-    return parts
-
-
-def printable(obj):
-    """str(obj) with printable characters only: safe in a # comment (no newline can end it),
-    and in a string literal once written with repr()."""
-    return "".join(c if c.isprintable() else "?" for c in str(obj))
-
-
-def where_mark(name, prim=None):
-    """The end of an error message raised in a kernel for the value `name`: compile.py puts
-    the user's line there when it reaches the caller (the compiled text holds no file or line:
-    codegen.Generator.where); with `prim`, it adds a note that this primitive failed there,
-    as for an error NumPy raises in objmode."""
-    return f" [{prim}:{name}]" if prim else f" [{name}]"
-
-
-def _loops(names, sizes):
-    """A loop nest `for name in range(size)` (a size of 1 has no loop: its index is 0): the
-    lines, the indentation inside it, and the index of each dimension."""
-    lines, index = [], []
-    for name, n in zip(names, sizes):
-        if n == 1:
-            index.append("0")
-        else:
-            lines.append("    " * len(lines) + f"for {name} in range({n}):")
-            index.append(name)
-    return lines, "    " * len(lines), index
-
-
-def _index_plan(e, n_arrays):
-    """How an index spec maps positions, with NumPy's rules: (the indexed region's shape, the
-    source of each region dimension, the source of each input dimension), or None for 0-d
-    boolean entries (objmode). A region dimension is ("b", m): the m-th dimension of the index
-    arrays' broadcast shape, or ("s", d, start, step): a slice of input dimension d, or ("new",).
-    An input dimension is ("s", ...) (its region dimension), ("int", i) or ("arr", k, shape):
-    the k-th index array. The array (and, with arrays, integer) entries are NumPy's advanced
-    indices: their broadcast dimensions stand where they are when adjacent, else first."""
-    x = e.inputs[0].aval
-    spec = list(e.params["spec"])
-    if any(s[0] == "bool" for s in spec):
+def basic_spec(e):
+    """The index spec of a gather/scatter that uses only static slices and integers (so no
+    index arrays either), else None."""
+    spec = e.params.get("spec")
+    if spec is None or any(s[0] not in ("slice", "int") for s in spec):
         return None
-    spec += [("slice", None, None, None)] * (x.ndim - sum(s[0] != "new" for s in spec))
-    arrays = [v.aval.shape for v in e.inputs[len(e.inputs) - n_arrays:]] if n_arrays else []
-    bshape = tuple(np.broadcast_shapes(*arrays)) if arrays else ()
-    adv = [k for k, s in enumerate(spec) if s[0] == "arr" or (arrays and s[0] == "int")]
-    first = bool(adv) and adv[-1] - adv[0] + 1 != len(adv)
-    region = [("b", m) for m in range(len(bshape))] if first else []
-    sources, d, k = [], 0, 0
-    for at, s in enumerate(spec):
-        if adv and at == adv[0] and not first:
-            region += [("b", m) for m in range(len(bshape))]
-        if s[0] == "new":
-            region.append(("new",))
+    return spec
+
+
+def slice_positions(spec, in_shape, idx):
+    """Source positions (as text) of the element at loop indices `idx` of a basic index."""
+    pos, k = [], 0
+    for d, s in enumerate(spec):
+        if s[0] == "int":
+            pos.append(str(s[1] % in_shape[d]))
             continue
-        n = x.shape[d]
-        if s[0] == "slice":
-            start, stop, step = slice(*s[1:]).indices(n)
-            region.append(("s", d, start, step, len(range(start, stop, step))))
-            sources.append(len(region) - 1)
-        elif s[0] == "int":
-            sources.append(("int", s[1] % n))
-        else:
-            sources.append(("arr", k, arrays[k]))
-            k += 1
-        d += 1
-    sizes = [bshape[r[1]] if r[0] == "b" else r[4] if r[0] == "s" else 1 for r in region]
-    return sizes, region, sources
+        start, _, step = slice(*s[1:]).indices(in_shape[d])
+        i = idx[k]
+        k += 1
+        pos.append(i if (start, step) == (0, 1) else str(start) if i == "0"    # (no loop)
+                   else f"{start} + {i}" if step == 1 else f"{start} + {step} * {i}")
+    return pos + idx[k:]
 
 
-def _index_code(o, e, names, n_arrays):
-    """A loop nest over the indexed region: (lines, indentation, region index, input position).
-    An index out of range raises IndexError marked with o (where_mark: the user's line of the
-    equation making o, once it reaches the caller)."""
-    plan = _index_plan(e, n_arrays)
-    if plan is None:
-        return None
-    sizes, region, sources = plan
-    x = e.inputs[0].aval
-    lines, pad, ri = _loops([f"{o}_i{t}" for t in range(len(sizes))], sizes)
-    b_at = {r[1]: ri[t] for t, r in enumerate(region) if r[0] == "b"}
-    nb = len(b_at)
-    pos, body = [], []
-    for d, src in enumerate(sources):
-        if isinstance(src, int):                        # a slice: its region dimension
-            _, _, start, step, _ = region[src]
-            i = ri[src]
-            pos.append(i if (start, step) == (0, 1) else
-                       f"{start} + {i}" if step == 1 else f"{start} + {step} * {i}")
-        elif src[0] == "int":
-            pos.append(str(src[1]))
-        else:
-            _, k, shape = src
-            at = [("0" if shape[m] == 1 else b_at[nb - len(shape) + m]) for m in range(len(shape))]
-            at_k = len(names) - n_arrays + k
-            j, n, name, known = f"{o}_j{d}", x.shape[d], names[at_k], e.inputs[at_k]
-            body.append(f"{j} = {name}[{', '.join(at)}]" if at else f"{j} = {name}")
-            # a constant index in range: no test that cannot fail
-            known = np.asarray(known.val) if isinstance(known, Lit) else None
-            if known is not None and known.size and not -n <= known.min() <= known.max() < n:
-                known = None
-            if known is None or known.size and known.min() < 0:
-                body += [f"if {j} < 0:", f"    {j} += {n}"]
-            if known is None:
-                message = f"index out of bounds for axis {d} with size {n}{where_mark(o)}"
-                body += [f"if {j} < 0 or {j} >= {n}:", f"    raise IndexError({message!r})"]
-            pos.append(j)
-    return lines + [pad + line for line in body], pad, ri, pos
+def _transposed_positions(e, in_shape, loop_shape, idx):
+    perm = e.params["perm"]
+    return [idx[perm.index(d)] for d in range(len(perm))]
 
 
-def _gather(outs, ins, e):
-    """x[index] for any index of slices, integers, new axes and integer arrays: a view where
-    it is one (basic indexing), else a new array filled element by element."""
-    (o,), out = outs, e.outputs[0].aval
-    if e.inputs[0].aval.ndim == 0:              # a scalar: new axes (or 0-d masks) only
-        return [f"{o} = {ins[0]}" if out.ndim == 0 else f"{o} = np.full({_tuple(out.shape)}, {ins[0]})"]
-    if len(ins) == 1:
-        parts = _basic_index(e.params["spec"])
-        if parts is not None:
-            return [f"{o} = {ins[0]}[{', '.join(parts)}]" if parts else f"{o} = {ins[0]}"]
-    code = _index_code(o, e, ins, len(ins) - 1)
-    if code is None:
-        return None
-    lines, pad, ri, pos = code
-    if out.ndim == 0:
-        return lines + [f"{o} = {ins[0]}[{', '.join(pos)}]"]
-    return ([f"{o} = np.empty({_tuple(out.shape)}, {dtype_text(out.dtype)})"] + lines
-            + [pad + f"{o}[{', '.join(ri)}] = {ins[0]}[{', '.join(pos)}]"])
+def _sliced_positions(e, in_shape, loop_shape, idx):
+    return slice_positions(e.params["spec"], in_shape, idx)
 
 
-def _scatter(outs, ins, e):
-    """x with x[index] set to, added or multiplied by u (u has the region's shape; repeated
-    positions: the last write wins, or every update counts, as np.add.at/np.multiply.at)."""
-    (o,), (x, u) = outs, ins[:2]
-    if e.inputs[0].aval.ndim == 0:
-        return _scatter_scalar(o, x, u, e)
-    if e.params["mode"] != "set" and e.outputs[0].aval.dtype == np.bool_:
-        return None
-    code = _index_code(o, e, ins, len(ins) - 2)
-    if code is None:
-        return None
-    lines, pad, ri, pos = code
-    op = {"add": "+=", "set": "=", "mul": "*="}[e.params["mode"]]
-    src = f"{u}[{', '.join(ri)}]" if e.inputs[1].aval.ndim else u
-    return [f"{o} = {x}.copy()"] + lines + [pad + f"{o}[{', '.join(pos)}] {op} {src}"]
+def _broadcast_positions(e, in_shape, loop_shape, idx):
+    return ["0" if in_shape[k] == 1 and loop_shape[d] != 1 else idx[d]
+            for k, d in enumerate(e.params["dims"])]
 
 
-def _scatter_scalar(o, x, u, e):
-    """Scatter into a scalar: the updates (of shape (1, ..., 1), or empty under a False mask)
-    meet its one element."""
-    u_aval = e.inputs[1].aval
-    if u_aval.size == 0:
-        return [f"{o} = {x}"]
-    v = f"{u}[{', '.join(['0'] * u_aval.ndim)}]" if u_aval.ndim else u
-    cast = dtype_text(e.outputs[0].aval.dtype)
-    return [f"{o} = " + {"set": v, "add": f"{cast}({x} + {v})",
-                         "mul": f"{cast}({x} * {v})"}[e.params["mode"]]]
+class Reduction:
+    """A reduction in a loop nest: its running update and its start value. kind: "sum" (a
+    float sum is compensated, codegen's compensated_sum), "max" or "min" (NaN wins)."""
 
+    def __init__(self, kind):
+        self.kind, self.is_sum = kind, kind == "sum"
 
-def _rev(outs, ins, e):
-    nd, axes = e.inputs[0].aval.ndim, e.params["axes"]
-    parts = ["::-1" if k in axes else ":" for k in range(nd)]
-    return [f"{outs[0]} = {ins[0]}[{', '.join(parts)}]"]
-
-
-def _concatenate(outs, ins, e):
-    return [f"{outs[0]} = np.concatenate(({''.join(x + ', ' for x in ins)}), axis={e.params['axis']})"]
-
-
-def copy_lines(dst, src, ndim, at=lambda c: c, op="="):
-    """`dst[at(c)] = src[c]` (or `op`: +=, *=) for every index c of the ndim-dimensional array
-    `src` (a name),
-    element by element in a loop nest. One statement assigning an array into a slice goes
-    through Numba's fancy_setslice, whose error message formats both shapes: about a second of
-    string machinery compiled in every process for each pair of ranks (benchmarks/README.md,
-    compile cost); these loops compile to a copy."""
-    c = [f"_c{d}" for d in range(ndim)]
-    if not ndim:
-        return [f"{dst}[{', '.join(at([])) or '()'}] {op} {src}"]
-    return ([f"{'    ' * d}for {c[d]} in range({src}.shape[{d}]):" for d in range(ndim)]
-            + ["    " * ndim + f"{dst}[{', '.join(at(c))}] {op} {src}[{', '.join(c)}]"])
-
-
-def _permuted(dst, src, shape, perm, dtype):
-    """Lines that copy `src` transposed by `perm` into a new C-contiguous array `dst`
-    (explicit loops: Numba compiles np.transpose with an axes tuple very slowly)."""
-    if tuple(perm) == tuple(range(len(perm))):
-        return [f"{dst} = np.ascontiguousarray({src})"]
-    if len(perm) == 2:
-        return [f"{dst} = np.ascontiguousarray({src}.T)"]
-    out_shape = [shape[p] for p in perm]
-    loops, pad, idx = _loops([f"{dst}_{k}" for k in range(len(perm))], out_shape)
-    src_idx = [idx[perm.index(d)] for d in range(len(perm))]
-    return ([f"{dst} = np.empty({_tuple(out_shape)}, {dtype_text(dtype)})"] + loops
-            + [pad + f"{dst}[{', '.join(idx)}] = {src}[{', '.join(src_idx)}]"])
-
-
-def _contract(outs, ins, e):
-    """Batched matrix product with BLAS: (batch, free_a, k) @ (batch, k, free_b)."""
-    sa, sb, so = e.params["spec"]
-    a, b, out = e.inputs[0].aval, e.inputs[1].aval, e.outputs[0].aval
-    if a.ndim == 0 or b.ndim == 0 or not (
-            a.dtype.kind == b.dtype.kind == "f" or a.dtype == b.dtype == out.dtype and a.dtype.kind == "c"):
-        return None                                   # (complex: BLAS's zgemm/cgemm, one dtype)
-    if any(c not in so and c not in sb for c in sa) or any(c not in so and c not in sa for c in sb):
-        return None                                   # letters summed inside one operand
-    size = dict(zip(sa, a.shape)) | dict(zip(sb, b.shape))
-    batch = [c for c in so if c in sa and c in sb]
-    fa = [c for c in so if c in sa and c not in sb]
-    fb = [c for c in so if c in sb and c not in sa]
-    k = [c for c in sa if c in sb and c not in so]
-    prod = lambda cs: int(np.prod([size[c] for c in cs], dtype=np.int64))
-    B, M, N, K = prod(batch), prod(fa), prod(fb), prod(k)
-    (o,), (x, y) = outs, ins
-    lines = _permuted(f"{o}_a", x, a.shape, [sa.index(c) for c in batch + fa + k], a.dtype)
-    lines += _permuted(f"{o}_b", y, b.shape, [sb.index(c) for c in batch + k + fb], b.dtype)
-    if B == 1:
-        lines.append(f"{o}_m = _vm.dot({o}_a.reshape({_tuple((M, K))}), {o}_b.reshape({_tuple((K, N))}))")
-    else:
-        lines += [f"{o}_a3 = {o}_a.reshape({_tuple((B, M, K))})",
-                  f"{o}_b3 = {o}_b.reshape({_tuple((B, K, N))})",
-                  f"{o}_m = np.empty({_tuple((B, M, N))}, {dtype_text(out.dtype)})",
-                  f"for {o}_k in range({B}):",      # (into the slice: no array assignment)
-                  f"    _vm.dot_into({o}_a3[{o}_k], {o}_b3[{o}_k], {o}_m[{o}_k])"]
-    if not so:
-        return lines + [f"{o} = {o}_m.ravel()[0]"]
-    order = batch + fa + fb
-    perm = [order.index(c) for c in so]
-    shape = [size[c] for c in order]
-    if perm == list(range(len(so))):
-        return lines + [f"{o} = {o}_m.reshape({_tuple(shape)})"]
-    lines.append(f"{o}_r = {o}_m.reshape({_tuple(shape)})")
-    return lines + _permuted(o, f"{o}_r", shape, perm, out.dtype)
-
-
-def _cumulative(outs, ins, e):
-    """cumsum/cumprod along one axis: loops over the other axes, a running value inside (a
-    float cumsum keeps a running compensation in float64: more accurate than NumPy's)."""
-    a = e.inputs[0].aval
-    if a.ndim == 0 or a.dtype.kind not in "fiuc":
-        return None
-    axis, (o,), (x,) = e.params["axis"], outs, ins
-    op, init = ("+", "0") if e.prim.name == "cumsum" else ("*", "1")
-    outer = [d for d in range(a.ndim) if d != axis]
-    loops, pad, index = _loops([f"{o}_i{d}" for d in outer], [a.shape[d] for d in outer])
-    idx = [f"{o}_i{d}" for d in range(a.ndim)]
-    for d, i in zip(outer, index):
-        idx[d] = i
-    lines = [f"{o} = np.empty({_tuple(a.shape)}, {dtype_text(a.dtype)})"] + loops
-    run, inner, (idx[axis],) = _loops([idx[axis]], [a.shape[axis]])
-    run, inner = [pad + line for line in run], pad + inner
-    at = ", ".join(idx)
-    if op == "+" and a.dtype.kind == "f":      # compensated, as the fused sums (codegen.py)
-        return lines + [pad + f"{o}_acc = 0.0; {o}_c = 0.0"] + run + [
-            inner + f"{o}_acc, {o}_c = _vm.add_compensated({o}_acc, {o}_c, np.float64({x}[{at}]))",
-            inner + f"{o}[{at}] = {dtype_text(a.dtype)}(_vm.compensated({o}_acc, {o}_c))"]
-    return lines + [pad + f"{o}_acc = {dtype_text(a.dtype)}({init})"] + run + [
-        inner + f"{o}_acc = {o}_acc {op} {x}[{at}]",
-        inner + f"{o}[{at}] = {o}_acc"]
-
-
-def _argextreme(outs, ins, e):
-    """argmax/argmin along an axis (or of the flattened array) of an integer or float array:
-    the first extreme, and the first NaN where there is one, as NumPy."""
-    a, (o,), (x,) = e.inputs[0].aval, outs, ins
-    axis = e.params["axis"]
-    if a.dtype.kind not in "iuf" or a.size == 0:
-        return None
-    if axis is None:
-        shape, axis, lines = (a.size,), 0, [f"{o}_x = np.ascontiguousarray({x}).ravel()"]
-    else:
-        shape, lines = a.shape, [f"{o}_x = {x}"]
-    outer = [d for d in range(len(shape)) if d != axis]
-    loops, pad, index = _loops([f"{o}_i{d}" for d in outer], [shape[d] for d in outer])
-    at = list(index)
-    at.insert(axis, "{}")
-    item = f"{o}_x[{', '.join(at)}]"
-    better = ">" if e.prim.name == "argmax" else "<"
-    out = dtype_text(e.outputs[0].aval.dtype)
-    if outer:
-        lines.append(f"{o} = np.empty({_tuple([shape[d] for d in outer])}, {out})")
-    body = [f"{o}_k = 0", f"{o}_best = {item.format('0')}",
-            f"if {o}_best == {o}_best:",
-            f"    for {o}_j in range(1, {shape[axis]}):",
-            f"        {o}_v = {item.format(f'{o}_j')}",
-            f"        if {o}_v != {o}_v:",
-            f"            {o}_k = {o}_j",
-            "            break",
-            f"        if {o}_v {better} {o}_best:",
-            f"            {o}_best, {o}_k = {o}_v, {o}_j",
-            f"{o}[{', '.join(index)}] = {o}_k" if outer else f"{o} = {out}({o}_k)"]
-    return lines + loops + [pad + line for line in body]
-
-
-def _argsort(outs, ins, e):
-    """Stable argsort along the last axis (Numba's mergesort, NaN last as in NumPy)."""
-    a = e.inputs[0].aval
-    if a.ndim == 0 or e.params["axis"] != a.ndim - 1 or a.dtype.kind not in "fiu":
-        return None
-    (o,), (x,) = outs, ins
-    if a.ndim == 1:
-        return [f"{o} = np.argsort({x}, kind='mergesort')"]
-    rows = int(np.prod(a.shape[:-1], dtype=np.int64))
-    loop, pad, (k,) = _loops([f"{o}_k"], [rows])
-    return ([f"{o}_x = np.ascontiguousarray({x}).reshape(({rows}, {a.shape[-1]}))",
-             f"{o}_r = np.empty(({rows}, {a.shape[-1]}), np.intp)"] + loop
-            + [pad + f"{o}_s = np.argsort({o}_x[{k}], kind='mergesort')"]
-            + [pad + line for line in copy_lines(f"{o}_r", f"{o}_s", 1, lambda c: [k, *c])]
-            + [f"{o} = {o}_r.reshape({_tuple(a.shape)})"])
-
-
-def _stack_of(o, x, aval):
-    """x (..., m, n) as a C-contiguous stack (batch, m, n): the name it is given, and the lines."""
-    shape = (int(np.prod(aval.shape[:-2], dtype=np.int64)), *aval.shape[-2:])
-    return f"{o}_a", [f"{o}_a = np.ascontiguousarray({x}).reshape({_tuple(shape)})"]
-
-
-def _unstacked(o, result, aval):
-    """o = the runtime function's stacked result `result`, in o's shape (a scalar for 0-d)."""
-    if aval.ndim == 0:
-        return f"{o} = {result}[0]"
-    return f"{o} = {result}.reshape({_tuple(aval.shape)})"
-
-
-def _failing(o, prim, flag, message):
-    """Raise NumPy's LinAlgError where a LAPACK function's `flag` says it failed, marked with
-    the primitive and the value (where_mark), so that the kernel's caller names the line."""
-    return [f"if {flag}:", f"    raise np.linalg.LinAlgError({message + where_mark(o, prim)!r})"]
-
-
-def _lapack(fn, *args, returns=1, fails=None, order=None, when=lambda p: True, vectors=False):
-    """A primitive on (stacks of) matrices computed by backend/lapack.py's `fn` (the LAPACK
-    routines NumPy calls), for float and complex dtypes and params where `when` holds; the
-    others, empty matrices and Numba versions without the entry points, in objmode. `args`:
-    the params' source text; `fn` returns `returns` arrays (the outputs first, or at the
-    positions `order` gives) and a failure flag where `fails` (NumPy's message) is given, or
-    a failure code k where `fails` is a tuple (its k-th message, from 1; 0: no failure).
-    vectors: the results include eigen- or singular vectors, whose signs LAPACK chooses; in
-    single precision NumPy's LAPACK and SciPy's (which kernels call) can choose differently,
-    so only float64 and complex128 compile (float32 and complex64: NumPy's own call)."""
-    def lower(outs, ins, e):
+    def loop_shape(self, e):
+        """The loop is over the input; max/min of complex numbers are not fused."""
         a = e.inputs[0].aval
-        if not LAPACK or a.dtype.kind not in "fc" or a.size == 0 or not when(e.params) or any(
-                v.aval.dtype.kind not in "fci" for v in e.outputs) or (
-                vectors and a.dtype not in (np.float64, np.complex128)):
-            return None
-        o = outs[0]
-        name, lines = _stack_of(o, ins[0], a)
-        params = "".join(f", {arg(e.params)}" for arg in args)
-        at = order or range(len(outs))
-        results = [f"{o}_r{k}" for k in range(returns)]
-        for x, k in zip(outs, at):
-            results[k] = f"{x}_r"
-        lines.append(f"{', '.join(results + [f'{o}_failed'] * bool(fails))} = "
-                     f"_vm.{fn}({name}{params})")
-        if isinstance(fails, tuple):
-            for k, message in enumerate(fails, 1):
-                lines += _failing(o, e.prim.name, f"{o}_failed == {k}", message)
-        elif fails:
-            lines += _failing(o, e.prim.name, f"{o}_failed", fails)
-        return lines + [_unstacked(x, results[k], v.aval) for x, k, v in zip(outs, at, e.outputs)]
-    return lower
+        return a.shape if a.dtype.kind in "fbiu" or self.is_sum else None
 
+    def update(self, target, val):
+        """Lines adding one value to the running one."""
+        if self.is_sum:
+            return [f"{target} += {val}"]
+        cmp = ">" if self.kind == "max" else "<"
+        return [f"if {val} {cmp} {target} or {val} != {val}:", f"    {target} = {val}"]
 
-def _solve(outs, ins, e):
-    """A square system (one matrix, a vector or matrix right-hand side) or a stack of them
-    with matrix right-hand sides of the same batch shape, with LAPACK's gesv as NumPy calls it
-    (lapack.py); broadcast stacks and mixed dtypes go to NumPy in objmode."""
-    a, b = (v.aval for v in e.inputs)
-    if not LAPACK or not a.dtype == b.dtype == e.outputs[0].aval.dtype or a.dtype.kind not in "fc":
-        return None
-    (o,), (x, y) = outs, ins
-    n = a.shape[-1]
-    if a.ndim == 2 and b.ndim <= 2:
-        batch, k = 1, 1 if b.ndim == 1 else b.shape[-1]
-    elif a.ndim > 2 and b.ndim == a.ndim and a.shape[:-2] == b.shape[:-2]:    # one batch
-        batch, k = int(np.prod(a.shape[:-2], dtype=np.int64)), b.shape[-1]
-    else:
-        return None
-    name, lines = _stack_of(o, x, a)
-    return lines + [f"{o}_b = np.ascontiguousarray({y}).reshape({_tuple((batch, n, k))})",
-                    f"{o}_x, {o}_failed = _vm.lapack_solve({name}, {o}_b)",
-                    *_failing(o, "solve", f"{o}_failed", "Singular matrix"),
-                    f"{o} = {o}_x.reshape({_tuple(b.shape)})"]
-
-
-def _pinv(outs, ins, e):
-    """np.linalg.pinv through lapack_pinv (svd with gesdd), with NumPy's cutoff: rcond, or
-    rtol (None: max(m, n) * eps), or 1e-15 when neither is given; hermitian in objmode."""
-    kw, a = dict(e.params["kw"]), e.inputs[0].aval
-    rcond = kw.get("rcond")
-    if rcond is None:
-        rtol = kw.get("rtol", 1e-15)
-        rcond = max(a.shape[-2:]) * np.finfo(a.dtype).eps if rtol is None else rtol
-    return _lapack("lapack_pinv", lambda p: repr(float(rcond)), fails="SVD did not converge",
-                   when=lambda p: not p["hermitian"])(outs, ins, e)
-
-
-_ROCKET_FFT = importlib.util.find_spec("rocket_fft") is not None
-_FFT_NORMS = ("backward", "ortho", "forward")
-
-
-def _fft(outs, ins, e):
-    """One-axis FFT through rocket-fft's Numba overloads of np.fft (a port of pocketfft, the
-    library NumPy calls: the same results); without rocket-fft, NumPy's in object mode."""
-    p, a = e.params, e.inputs[0].aval
-    if not _ROCKET_FFT or a.dtype.name not in ("float32", "float64", "complex64", "complex128") \
-            or p["norm"] not in _FFT_NORMS:
-        return None
-    (o,), (x,) = outs, ins
-    return [f"{o} = np.fft.{p['kind']}({x}, {int(p['n'])}, {int(p['axis'])}, {p['norm']!r})"]
+    def start(self, dtype):
+        """The identity in `dtype` (max of bools starts at False, of ints at the smallest)."""
+        if self.is_sum:
+            return 0
+        dt, top = np.dtype(dtype), self.kind == "min"
+        if dt.kind == "b":
+            return top
+        if dt.kind in "iu":
+            info = np.iinfo(dt)
+            return info.max if top else info.min
+        return np.inf if top else -np.inf
 
 
 class Lowering:
     """One entry of the table (see the module docstring)."""
 
-    __slots__ = ("scalar", "fusion", "statement", "structured", "fresh", "renames")
+    __slots__ = ("scalar", "fusion", "statement", "structured", "fresh", "renames", "index_map",
+                 "reduction", "check", "unit_axis", "packs", "loop_shape")
 
     def __init__(self, scalar=None, fusion=None, statement=None, structured=None, fresh=False,
-                 renames=False):
-        self.scalar, self.fusion, self.statement = scalar, fusion, statement
-        self.structured, self.fresh, self.renames = structured, fresh, renames
+                 renames=False, index_map=None, reduction=None, check=False, unit_axis=False,
+                 packs=False, loop_shape=None):
+        self.scalar, self.statement, self.structured = scalar, statement, structured
+        self.fresh, self.renames, self.index_map, self.reduction = fresh, renames, index_map, reduction
+        self.fusion = ("index_map" if index_map is not None else
+                       "reduction" if reduction is not None else fusion)
+        self.check, self.unit_axis, self.packs = check, unit_axis, packs
+        if loop_shape is None and reduction is not None:
+            loop_shape = reduction.loop_shape
+        elif loop_shape is None and index_map is not None:
+            loop_shape = _output_shape
+        self.loop_shape = loop_shape
+
+
+def _output_shape(e):
+    return e.outputs[0].aval.shape
 
 
 def _scalars(**templates):
@@ -519,55 +142,59 @@ LOWERINGS = {
                convert_element_type="{dtype}({0})", stop_gradient="{0}",
                checkpoint_name="{0}"),
     # inside loop nests (fusion.py); outside them gather and scatter are statements
-    "broadcast_in_dim": Lowering(fusion="index_map", fresh=True),
-    "transpose": Lowering(fusion="index_map", fresh=True),
-    "gather": Lowering(fusion="index_map", statement=_gather),
-    "reduce_sum": Lowering(fusion="reduction", fresh=True),
-    "reduce_max": Lowering(fusion="reduction", fresh=True),
-    "reduce_min": Lowering(fusion="reduction", fresh=True),
-    "scatter": Lowering(fusion="scatter", statement=_scatter, fresh=True),
+    "broadcast_in_dim": Lowering(index_map=_broadcast_positions, fresh=True),
+    "transpose": Lowering(index_map=_transposed_positions, fresh=True),
+    "gather": Lowering(index_map=_sliced_positions, statement=st.gather,
+                       loop_shape=lambda e: None if basic_spec(e) is None else _output_shape(e)),
+    "reduce_sum": Lowering(reduction=Reduction("sum"), fresh=True),
+    "reduce_max": Lowering(reduction=Reduction("max"), fresh=True),
+    "reduce_min": Lowering(reduction=Reduction("min"), fresh=True),
+    # (a scatter fused into a loop writes into its buffer: not fresh there, loop_emitters.py)
+    "scatter": Lowering(fusion="scatter", statement=st.scatter, fresh=True,      # (over the values)
+                        loop_shape=lambda e: None if basic_spec(e) is None else e.inputs[1].aval.shape),
     # array statements
-    "cumsum": Lowering(statement=_cumulative),
-    "cumprod": Lowering(statement=_cumulative),
-    "argsort": Lowering(statement=_argsort),
-    "argmax": Lowering(statement=_argextreme),
-    "argmin": Lowering(statement=_argextreme),
-    "solve": Lowering(statement=_solve, fresh=True),
-    "inv": Lowering(statement=_lapack("lapack_inv", fails="Singular matrix"), fresh=True),
-    "det": Lowering(statement=_lapack("lapack_det"), fresh=True),
-    "slogdet": Lowering(statement=_lapack("lapack_slogdet", returns=2), fresh=True),
-    "cholesky": Lowering(statement=_lapack("lapack_cholesky", lambda p: not p["upper"],
+    "cumsum": Lowering(statement=st.cumulative("+", "0")),
+    "cumprod": Lowering(statement=st.cumulative("*", "1")),
+    "argsort": Lowering(statement=st.argsort),
+    "argmax": Lowering(statement=st.argextreme(">")),
+    "argmin": Lowering(statement=st.argextreme("<")),
+    "solve": Lowering(statement=st.solve, fresh=True),
+    "inv": Lowering(statement=st.lapack("lapack_inv", fails="Singular matrix"), fresh=True),
+    "det": Lowering(statement=st.lapack("lapack_det"), fresh=True),
+    "slogdet": Lowering(statement=st.lapack("lapack_slogdet", returns=2), fresh=True),
+    "cholesky": Lowering(statement=st.lapack("lapack_cholesky", lambda p: not p["upper"],
                                            fails="Matrix is not positive definite"), fresh=True),
-    "eigh": Lowering(statement=_lapack("lapack_eigh", lambda p: p["UPLO"] == "L", lambda p: True,
+    "eigh": Lowering(statement=st.lapack("lapack_eigh", lambda p: p["UPLO"] == "L", lambda p: True,
                                        returns=2, fails="Eigenvalues did not converge",
                                        vectors=True), fresh=True),
-    "eigvalsh": Lowering(statement=_lapack("lapack_eigh", lambda p: p["UPLO"] == "L",
+    "eigvalsh": Lowering(statement=st.lapack("lapack_eigh", lambda p: p["UPLO"] == "L",
                                            lambda p: False, returns=2,
                                            fails="Eigenvalues did not converge"), fresh=True),
-    "svd": Lowering(statement=_lapack("lapack_svd", lambda p: p["full_matrices"], lambda p: True,
+    "svd": Lowering(statement=st.lapack("lapack_svd", lambda p: p["full_matrices"], lambda p: True,
                                       returns=3, order=(1, 0, 2), fails="SVD did not converge",
                                       when=lambda p: not p["hermitian"], vectors=True),
                     fresh=True),
-    "svdvals": Lowering(statement=_lapack("lapack_svd", lambda p: False, lambda p: False,
+    "svdvals": Lowering(statement=st.lapack("lapack_svd", lambda p: False, lambda p: False,
                                           returns=3, fails="SVD did not converge",
                                           when=lambda p: not p["hermitian"]), fresh=True),
-    "lu": Lowering(statement=_lapack("lapack_lu", returns=3), fresh=True),
-    "pinv": Lowering(statement=_pinv, fresh=True),
-    "eig": Lowering(statement=_lapack("lapack_eig", returns=2, vectors=True, fails=(
+    "lu": Lowering(statement=st.lapack("lapack_lu", returns=3), fresh=True),
+    "pinv": Lowering(statement=st.pinv, fresh=True),
+    "eig": Lowering(statement=st.lapack("lapack_eig", returns=2, vectors=True, fails=(
         "Array must not contain infs or NaNs", "Eigenvalues did not converge")), fresh=True),
-    "cofactor": Lowering(statement=_lapack("lapack_cofactor", fails="SVD did not converge"),
+    "cofactor": Lowering(statement=st.lapack("lapack_cofactor", fails="SVD did not converge"),
                          fresh=True),
-    "fft": Lowering(statement=_fft, fresh=True),
-    "debug_check": Lowering(),           # written by codegen with check_code.statement
-    # (written by codegen with check_code.fused/scalar; this template is the unchecked value,
-    # for code that only counts scalar expressions)
-    "debug_check_pointwise": Lowering(scalar="{0}"),
+    "fft": Lowering(statement=st.fft, fresh=True),
+    # fg.debug_nans's checks (check_code.py; the statement also gets the loop steps around
+    # it); in loop nests the pointwise check's template is the unchecked value, for code that
+    # only counts scalar expressions
+    "debug_check": Lowering(statement=check_code.statement, check=True),
+    "debug_check_pointwise": Lowering(scalar="{0}", fusion="check", check=True),
     "custom_vjp_call": Lowering(renames=True),
     "remat_barrier": Lowering(renames=True),
-    "reshape": Lowering(statement=_reshape),
-    "rev": Lowering(statement=_rev),
-    "concatenate": Lowering(statement=_concatenate, fresh=True),
-    "contract": Lowering(statement=_contract, fresh=True),
+    "reshape": Lowering(statement=st.reshape, unit_axis=True),
+    "rev": Lowering(statement=st.rev),
+    "concatenate": Lowering(statement=st.concatenate, fresh=True, packs=True),
+    "contract": Lowering(statement=st.contract, fresh=True),
     # while_loop, scan, cond, while_grad: structured emitters, added by loop_emitters.py
 }
 _NONE = Lowering()
@@ -587,6 +214,7 @@ def lowering(prim):
     return _NONE
 
 
-def names_with(fusion):
-    """The primitives that take this role in loop nests."""
-    return tuple(name for name, low in LOWERINGS.items() if low.fusion == fusion)
+def role(e):
+    """The role equation e takes in a loop nest (fusion.py): "index_map", "reduction",
+    "scatter", "check" or None (elementwise, or not fused)."""
+    return lowering(e.prim).fusion

@@ -100,17 +100,3 @@ def fast_math_template(name, dtype):
         return None
     args = "{0}, {1}" if name == "logaddexp" else "{0}"
     return f"_vm.{name}_f{np.dtype(dtype).name[-2:]}({args})"
-
-
-def reduction_start(name, dtype):
-    """The identity of a reduction in `dtype` (max of bools starts at False, of ints at the
-    smallest int)."""
-    if name == "reduce_sum":
-        return 0
-    dt, top = np.dtype(dtype), name == "reduce_min"
-    if dt.kind == "b":
-        return top
-    if dt.kind in "iu":
-        info = np.iinfo(dt)
-        return info.max if top else info.min
-    return np.inf if top else -np.inf
