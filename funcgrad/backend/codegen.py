@@ -168,6 +168,24 @@ class Generator:
         copied first)."""
         return self.fresh(x) and self.uses.get(x.id) == 1
 
+    @staticmethod
+    def heavy(*progs):
+        """Whether a loop step does array work or runs inner loops (microseconds or more)."""
+        return any(v.aval.ndim > 0 or lowering(e.prim).structured is not None
+                   for p in progs for e in p.eqns for v in e.outputs)
+
+    @staticmethod
+    def escaping(prog):
+        """Var ids of prog whose arrays may outlive one run of it: its results, and what they
+        may be views of (inputs of equations whose code does not always allocate its results;
+        a fused scatter writes into its buffer)."""
+        out = {o.id for o in prog.outs if isinstance(o, Var)}
+        for e in reversed(prog.eqns):
+            new = e.prim.elementwise or (lowering(e.prim).fresh and role(e) != "scatter")
+            if not new and any(v.id in out for v in e.outputs):
+                out.update(v.id for v in e.inputs if isinstance(v, Var))
+        return out
+
     # -- atoms ----------------------------------------------------------------------------------
     def name(self, v):
         if isinstance(v, Lit):

@@ -20,7 +20,6 @@ import numpy as np
 from . import cache
 from .._config import config
 from .._errors import KernelInterrupted
-from . import loop_emitters  # noqa: F401  (registers the loop and branch emitters)
 from .codegen import Generator, without_locations
 from .lowerings import lowering
 from .source_text import where_mark

@@ -15,18 +15,10 @@ import numpy as np
 
 from ..ir import Lit, Var
 from ..ir import split_list as _split
-from .lowerings import LOWERINGS, Lowering, lowering, role
 from .source_text import copy_lines, dtype_text
 
 TAPE_START = 16     # initial tape capacity in steps; doubles when full
 POLL_EVERY = 1024   # steps between Ctrl-C checks in loops whose body is scalar code
-
-
-def _heavy(*progs):
-    """Whether a step does array work or runs inner loops (microseconds or more): then the
-    loop checks for Ctrl-C every step (5 ns), else every POLL_EVERY steps."""
-    return any(v.aval.ndim > 0 or lowering(e.prim).structured is not None
-               for p in progs for e in p.eqns for v in e.outputs)
 
 
 def _poll(gen, counter, *progs, step=None):
@@ -35,7 +27,7 @@ def _poll(gen, counter, *progs, step=None):
     src = gen.src
     if step is not None:
         src.emit(step)
-    _poll_now(gen, "" if _heavy(*progs) else f"({counter} & {POLL_EVERY - 1}) == 0 and ")
+    _poll_now(gen, "" if gen.heavy(*progs) else f"({counter} & {POLL_EVERY - 1}) == 0 and ")
 
 
 def _poll_now(gen, first=""):
@@ -85,17 +77,6 @@ def _results(gen, outs, carry, results, carry_vars):
     gen.assign([o for o, m in zip(outs, mine) if not m], [c for c, m in zip(carry, mine) if not m])
 
 
-def _escaping(prog):
-    """Var ids of prog whose arrays may outlive one run of it: its results, and what they may
-    be views of (inputs of equations whose code does not always allocate its results)."""
-    out = {o.id for o in prog.outs if isinstance(o, Var)}
-    for e in reversed(prog.eqns):
-        new = e.prim.elementwise or (lowering(e.prim).fresh and role(e) != "scatter")
-        if not new and any(v.id in out for v in e.outputs):
-            out.update(v.id for v in e.inputs if isinstance(v, Var))
-    return out
-
-
 class _StepBuffers:
     """While a loop body is emitted: its stacked outputs (`ys`: {result: array}) are written
     into their slice at step `k` instead of a new array copied there, and arrays that do not
@@ -110,7 +91,7 @@ class _StepBuffers:
         made = {v.id for e in body.eqns for v in e.outputs}
         self.slots = {o.id: f"{y}[{k}]" for o, y in ys
                       if isinstance(o, Var) and o.id in made and out_ids.count(o.id) == 1}
-        escaping = _escaping(body)
+        escaping = gen.escaping(body)
         self.hoists = {vid: self.lines for vid in made - escaping}
         gen.slots.update(self.slots)
         gen.hoists.update(self.hoists)
@@ -169,7 +150,7 @@ def emit_scan(gen, outs, ins, e):
     k = f"{outs[0]}_k"
     n_steps = gen.dim(length)
     buffers = _StepBuffers(gen, body, zip(body.outs[n:], ys), k)
-    chunked = not _heavy(body)
+    chunked = not gen.heavy(body)
     if chunked:         # scalar steps: Ctrl-C checked between chunks of POLL_EVERY steps
         k0 = f"{outs[0]}_k0"
         if p["reverse"]:
@@ -393,9 +374,3 @@ def _sweep(gen, bwd, taped, acc, cts, res_src, consts, steps, pre, first=""):
     gen.assign(cts, _atoms(gen, bwd.outs[len(acc):]))
     src.depth -= 1
     buffers.close()
-
-
-LOWERINGS.update({"while_loop": Lowering(structured=emit_while),
-                  "scan": Lowering(structured=emit_scan),
-                  "cond": Lowering(structured=emit_cond),
-                  "while_grad": Lowering(structured=emit_while_grad)})

@@ -19,7 +19,7 @@ primitive name (`LOWERINGS`, read through `lowering(prim)`). An entry may give
 - `unit_axis` (reshape) and `packs` (concatenate): a concatenation of values each given an
   axis of length 1 is written as one array and a store per value (fusion.packs);
 - `structured`: loops and branches, emitter(generator, outs, ins, equation) writing the
-  sub-programs inline (loop_emitters.py fills these in);
+  sub-programs inline (loop_emitters.py);
 - `fresh`: the generated code always allocates a new array for the result;
 - `renames`: the outputs are the (first) inputs themselves, written under the inputs' names.
 0-d values are scalars in generated code. The statements are in statements.py, the text
@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import check_code
+from . import check_code, loop_emitters
 from . import statements as st
 
 
@@ -195,9 +195,16 @@ LOWERINGS = {
     "rev": Lowering(statement=st.rev),
     "concatenate": Lowering(statement=st.concatenate, fresh=True, packs=True),
     "contract": Lowering(statement=st.contract, fresh=True),
-    # while_loop, scan, cond, while_grad: structured emitters, added by loop_emitters.py
+    # loops and branches: their bodies written inline
+    "while_loop": Lowering(structured=loop_emitters.emit_while),
+    "scan": Lowering(structured=loop_emitters.emit_scan),
+    "cond": Lowering(structured=loop_emitters.emit_cond),
+    "while_grad": Lowering(structured=loop_emitters.emit_while_grad),
 }
 _NONE = Lowering()
+# Primitives with no entry: their kernels call the NumPy implementation in numba.objmode. The
+# host callbacks by design (the user's Python runs there); the other two have no native code yet.
+OBJECT_MODE = ("debug_callback", "pure_callback", "reduce_prod", "searchsorted")
 
 
 def lowering(prim):
