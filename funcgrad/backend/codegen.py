@@ -27,7 +27,7 @@ from .fusion import (literal_broadcasts, materialized, packs, partition, scatter
 from .loop_reductions import COLUMN_ROWS, ReductionEmitter, parallel_need
 from .lowerings import lowering, role, slice_positions
 from .source_text import copy_lines, dtype_text, literal, numba_type, printable
-from .scalar_code import FAST_MATH, fast_math_template, scalar_template, vecmath_calls
+from .scalar_code import fast_math_template, scalar_template, vecmath_calls
 
 RESERVED = set(keyword.kwlist) | {"np", "numba", "math", "range", "len", "min", "max", "abs"}
 
@@ -381,7 +381,7 @@ class LoopEmitter(ReductionEmitter):
         # compensated sum is a serial chain that stops LLVM vectorising the whole loop (the
         # logistic loss's loop: 38 us scalar, 8.5 us with the terms summed after it)
         self.defer_sums = DEFER_SUMS and bool(self.shape) and any(
-            e.prim.name in FAST_MATH for e in group.eqns) and not self.split_body
+            lowering(e.prim).vecmath == "fast" for e in group.eqns) and not self.split_body
         # scatter-adds into one buffer at different offsets (x[1:] and x[:-1] in Rosenbrock's
         # gradient) make iteration i+1 read what iteration i wrote: LLVM does not vectorise
         # that. See fusion.scatter_plan: each element still gets its terms in the interpreter's order
@@ -421,19 +421,20 @@ class LoopEmitter(ReductionEmitter):
         return f"{self.gen.name(v)}{self.index(pos)}"
 
     def sin_cos_twins(self):
-        """sin and cos of the same value in this loop: {first eqn: the other}, so that one
-        shared range reduction computes both."""
+        """Twins (sin and cos) of the same value in this loop: {first eqn: the other}, so that
+        one shared range reduction computes both (the entries' `twin`, lowerings.py)."""
         if not self.shape:
             return {}
         seen, twins = {}, {}
         for e in self.g.eqns:
-            if e.prim.name in ("sin", "cos") and fast_math_template(e.prim.name, e.outputs[0].aval.dtype):
+            twin = lowering(e.prim).twin
+            if twin is not None and fast_math_template(e):
                 key = (id(e.inputs[0]) if isinstance(e.inputs[0], Lit) else e.inputs[0].id,
-                       e.outputs[0].aval.dtype)
-                other = seen.get((key, "cos" if e.prim.name == "sin" else "sin"))
+                       e.outputs[0].aval.dtype, twin[0])
+                other = seen.get((key, 1 - twin[1]))
                 if other is not None and other not in twins:
                     twins[other] = e
-                seen.setdefault((key, e.prim.name), e)
+                seen.setdefault((key, twin[1]), e)
         return twins
 
     def emit(self):
@@ -474,9 +475,11 @@ class LoopEmitter(ReductionEmitter):
             elif e in twins:
                 twin = twins[e]
                 twin_local = f"{gen.names[twin.outputs[0].id]}_i"
-                s_loc, c_loc = (local, twin_local) if e.prim.name == "sin" else (twin_local, local)
-                fn = gen.vecmath(fast_math_template("sin", out.aval.dtype).replace("sin_", "sin_cos_"))
-                self.body.append(f"{s_loc}, {c_loc} = {fn.format(self.read(e.inputs[0]))}")
+                function, position = lowering(e.prim).twin
+                both = [twin_local, twin_local]
+                both[position] = local
+                fn = gen.vecmath(fast_math_template(e, function))
+                self.body.append(f"{', '.join(both)} = {fn.format(self.read(e.inputs[0]))}")
                 self.local[twin.outputs[0].id] = twin_local
             else:
                 template = gen.vecmath(scalar_template(e, bool(self.shape)))

@@ -27,10 +27,13 @@ helpers they share with codegen in source_text.py.
 """
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from . import check_code, loop_emitters
 from . import statements as st
+from .source_text import numpy_call
 
 
 def basic_spec(e):
@@ -107,12 +110,16 @@ class Lowering:
     """One entry of the table (see the module docstring)."""
 
     __slots__ = ("scalar", "fusion", "statement", "structured", "fresh", "renames", "index_map",
-                 "reduction", "check", "unit_axis", "packs", "loop_shape")
+                 "reduction", "check", "unit_axis", "packs", "loop_shape", "by_kind", "inline",
+                 "special", "vecmath", "complex_func", "twin")
 
     def __init__(self, scalar=None, fusion=None, statement=None, structured=None, fresh=False,
                  renames=False, index_map=None, reduction=None, check=False, unit_axis=False,
-                 packs=False, loop_shape=None):
-        self.scalar, self.statement, self.structured = scalar, statement, structured
+                 packs=False, loop_shape=None, by_kind=None, inline=False, special=None,
+                 vecmath=None, complex_func=False, twin=None):
+        self.scalar, self.by_kind, self.inline, self.special = scalar, by_kind or {}, inline, special
+        self.vecmath, self.complex_func, self.twin = vecmath, complex_func, twin
+        self.statement, self.structured = statement, structured
         self.fresh, self.renames, self.index_map, self.reduction = fresh, renames, index_map, reduction
         self.fusion = ("index_map" if index_map is not None else
                        "reduction" if reduction is not None else fusion)
@@ -132,15 +139,81 @@ def _scalars(**templates):
     return {name: Lowering(scalar=t) for name, t in templates.items()}
 
 
+def _complex_func(name, **kw):
+    """NumPy's algorithm for complex operands (complexfuncs.py: c_<name>_<dtype>); Numba's
+    differ on finite inputs."""
+    return Lowering(complex_func=True, by_kind={"c": f"_vm.c_{name}_{{cdtype}}({{0}})"}, **kw)
+
+
+def _lexicographic(name, scalar=None):
+    """NumPy's order of complex numbers (complexmath.py)."""
+    return Lowering(scalar=scalar, by_kind={"c": f"_vm.c_{name}({{0}}, {{1}})"})
+
+
+def _integer_pow_special(e):
+    y, dt = e.params["y"], e.outputs[0].aval.dtype
+    if y < 0 and dt.kind == "f":
+        return f"(1.0 / ({{0}} ** {-y}))"             # Numba raises on 0.0 ** -n
+    if e.inputs[0].aval.dtype.kind == "c":          # NumPy's power loop (Numba's z ** 3 is cpow)
+        return numpy_call(f"_vm.c_power_{{cdtype}}({{0}}, complex({float(y)!r}, 0.0))", e)
+    return None
+
+
+def _convert_special(e):
+    dt = e.outputs[0].aval.dtype
+    if e.inputs[0].aval.dtype.kind == "c" and dt.kind in "fiu":
+        return f"np.{dt.name}({{0}}.real)"            # NumPy keeps the real part
+    return None
+
+
+_INT_AND_UINT = lambda t: {"i": t, "u": t}          # noqa: E731
+
+
 LOWERINGS = {
-    # elementwise primitives whose scalar code is not np.<ufunc>(...)
-    **_scalars(add="({0} + {1})", subtract="({0} - {1})", multiply="({0} * {1})",
-               divide="({0} / {1})", negative="(-{0})", square="({0} * {0})",
-               less="({0} < {1})", less_equal="({0} <= {1})", greater="({0} > {1})",
-               greater_equal="({0} >= {1})", equal="({0} == {1})", not_equal="({0} != {1})",
-               integer_pow="({0} ** {y})", select="({1} if {0} else {2})",
-               convert_element_type="{dtype}({0})", stop_gradient="{0}",
+    # elementwise primitives: `scalar` where the code is not np.<ufunc>(...); `by_kind` where
+    # Numba's scalar code differs from NumPy's for operands of a kind (infinities, integer
+    # division by 0 and of MIN by -1, 0 ** -n, signed zeros, complex numbers), with {one} (1
+    # in the result's dtype) and {cdtype} (the complex operand's dtype); `inline` when those
+    # are expressions, not calls; `special(eqn)`: the template for cases the others do not
+    # cover; `vecmath`: "fast" (in loops: vecmath's vectorisable versions, ~1 ulp, every
+    # special value as NumPy) or "accurate" (vecmath's version everywhere: Numba's scalar
+    # libm call is less accurate); `twin`: (the function computing this and its twin from one
+    # range reduction, this one's position in its results)
+    **_scalars(subtract="({0} - {1})", negative="(-{0})", equal="({0} == {1})",
+               not_equal="({0} != {1})", select="({1} if {0} else {2})", stop_gradient="{0}",
                checkpoint_name="{0}"),
+    # (NumPy's bool + and * are `or` and `and`; Numba's are int arithmetic: True + True is 2,
+    # which a later cast or comparison in the same loop would see. NumPy's complex multiply
+    # and square loops fuse where its SIMD loops do: LLVM code, not a call)
+    "add": Lowering(scalar="({0} + {1})", by_kind={"b": "({0} or {1})"}, inline=True),
+    "multiply": Lowering(scalar="({0} * {1})", inline=True, by_kind={
+        "b": "({0} and {1})", "c": "_vm.c_multiply({0}, {1})"}),
+    "square": Lowering(scalar="({0} * {0})", by_kind={"c": "_vm.c_multiply({0}, {0})"},
+                       inline=True),
+    "sign": Lowering(by_kind={"f": "(np.sign({0}) + 0.0)"}, inline=True),  # sign(-0.0) is +0.0
+    "divide": Lowering(scalar="({0} / {1})", by_kind={"c": "_vm.c_divide({0}, {1}, {one})"}),
+    "reciprocal": Lowering(by_kind={"c": "_vm.c_reciprocal({0}, {one})"}),
+    "floor_divide": Lowering(by_kind={"f": "_vm.floor_divide({0}, {1})",
+                                      **_INT_AND_UINT("_vm.floor_divide_int({0}, {1})")}),
+    "remainder": Lowering(by_kind={"f": "_vm.remainder({0}, {1})",
+                                   **_INT_AND_UINT("_vm.remainder_int({0}, {1})")}),
+    "fmod": Lowering(by_kind=_INT_AND_UINT("_vm.fmod_int({0}, {1})")),
+    "power": Lowering(by_kind={"f": "_vm.power({0}, {1})", "c": "_vm.c_power_{cdtype}({0}, {1})"}),
+    "integer_pow": Lowering(scalar="({0} ** {y})", special=_integer_pow_special),
+    "convert_element_type": Lowering(scalar="{dtype}({0})", special=_convert_special),
+    **{name: _lexicographic(name, scalar) for name, scalar in (
+        ("less", "({0} < {1})"), ("less_equal", "({0} <= {1})"), ("greater", "({0} > {1})"),
+        ("greater_equal", "({0} >= {1})"), ("maximum", None), ("minimum", None), ("fmax", None),
+        ("fmin", None))},
+    **{name: _complex_func(name) for name in (
+        "sqrt", "exp2", "log2", "log10", "tan", "sinh", "cosh", "arcsin", "arccos", "arctan",
+        "arcsinh", "arccosh", "arctanh", "absolute")},
+    **{name: _complex_func(name, vecmath="fast") for name in ("exp", "expm1", "log", "log1p",
+                                                              "tanh")},
+    "sin": _complex_func("sin", vecmath="fast", twin=("sin_cos", 0)),
+    "cos": _complex_func("cos", vecmath="fast", twin=("sin_cos", 1)),
+    "logaddexp": Lowering(vecmath="fast"),
+    "cbrt": Lowering(vecmath="accurate"),
     # inside loop nests (fusion.py); outside them gather and scatter are statements
     "broadcast_in_dim": Lowering(index_map=_broadcast_positions, fresh=True),
     "transpose": Lowering(index_map=_transposed_positions, fresh=True),
@@ -208,17 +281,23 @@ OBJECT_MODE = ("debug_callback", "pure_callback", "reduce_prod", "searchsorted")
 
 
 def lowering(prim):
-    """The table's entry for a primitive (an empty one: objmode); for an elementwise ufunc
-    primitive without an entry, its np.<ufunc>(...) scalar template."""
-    hit = LOWERINGS.get(prim.name)
-    if hit is not None:
-        return hit
-    ufunc = prim.impl
-    if prim.elementwise and isinstance(ufunc, np.ufunc):
-        args = ", ".join("{%d}" % i for i in range(ufunc.nin))
-        hit = LOWERINGS[prim.name] = Lowering(scalar=f"np.{ufunc.__name__}({args})")
-        return hit
-    return _NONE
+    """The table's entry for a primitive (an empty one: objmode); an elementwise ufunc
+    primitive whose entry gives no scalar template gets np.<ufunc>(...)."""
+    hit = LOWERINGS.get(prim.name, _NONE)
+    if hit.scalar is None and prim.elementwise and isinstance(prim.impl, np.ufunc):
+        return _with_ufunc(hit, prim.impl)
+    return hit
+
+
+@functools.lru_cache(maxsize=None)
+def _with_ufunc(low, ufunc):
+    """A copy of entry `low` whose scalar template calls `ufunc` (Numba implements NumPy's
+    ufuncs on scalars with NumPy's semantics)."""
+    new = object.__new__(Lowering)
+    for field in Lowering.__slots__:
+        setattr(new, field, getattr(low, field))
+    new.scalar = f"np.{ufunc.__name__}({', '.join('{%d}' % i for i in range(ufunc.nin))})"
+    return new
 
 
 def role(e):

@@ -42,6 +42,19 @@ def literal(value, dtype):
     return f"{dtype_text(dt)}({int(v)})"
 
 
+def numpy_call(template, e):
+    """A scalar template that reproduces NumPy's result for equation e's operands, with {one}
+    and {cdtype} filled in for complex operands, rounded once to float32 or complex64 (vecmath's
+    helpers compute in float64 where a literal meets a float32 value: the result, exact in
+    float64, is rounded once, as NumPy's float32 loop)."""
+    dtype = e.outputs[0].aval.dtype
+    if np.dtype(e.inputs[0].aval.dtype).kind == "c":
+        template = template.replace("{one}", f"np.{dtype.name}(1.0)").replace(
+            "{cdtype}", np.dtype(e.inputs[0].aval.dtype).name)
+    return (f"np.float32({template})" if dtype == np.float32
+            else f"np.complex64({template})" if dtype == np.complex64 else template)
+
+
 def printable(obj):
     """str(obj) with printable characters only: safe in a # comment (no newline can end it),
     and in a string literal once written with repr()."""
