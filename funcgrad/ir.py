@@ -247,7 +247,9 @@ class Primitive:
     elements hold, or None. merge(eqn, producer) -> one equation doing what producer and
     then eqn do (a transpose of a transpose), or None. repeats: each output element is a copy
     of an element of input 0, some copied many times (a broadcast: kept lazy, not folded into
-    a literal). accumulates(params) -> the binary primitive with which the equation combines
+    a literal). moves: each output element is a copy of an input element (reshape, gather, a
+    choice between operands: select): the equation makes no new value, so no NaN or inf of
+    its own (fg.debug_nans does not check it). accumulates(params) -> the binary primitive with which the equation combines
     its other inputs into a copy of input 0 (scatter in add mode: add), or None.
     """
 
@@ -256,12 +258,12 @@ class Primitive:
                  vjp_split=None, opaque=False, fresh_params=(), singular=False, effect=False,
                  exact=False, prune=None, aliases=None, invariants=None, stored=None,
                  user_rule=False, identity_input=None, merge=None, repeats=False,
-                 accumulates=None):
+                 accumulates=None, moves=False):
         self.name, self.vjp_split, self.opaque, self.exact = name, vjp_split, opaque, exact
         self.prune, self.aliases, self.invariants = prune, aliases, invariants
         self.stored, self.user_rule = stored, user_rule
         self.identity_input, self.merge = identity_input, merge
-        self.repeats, self.accumulates = repeats, accumulates
+        self.repeats, self.accumulates, self.moves = repeats, accumulates, moves
         self.effect = effect
         self.fresh_params, self.singular = fresh_params, singular
         self.impl, self.abstract, self.vjp, self.jvp, self.batch = impl, abstract, vjp, jvp, batch

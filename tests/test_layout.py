@@ -464,3 +464,35 @@ def test_every_hook_is_listed_installed_where_listed_and_documented():
             assert installer.startswith(HOOKS[mod, name][0]), f"{installer} installs {mod}.{name}"
     doc = open(os.path.join(ROOT, "docs", "architecture.md")).read()
     assert [name for _, name in HOOKS if name not in doc] == []
+
+
+def _name_tests(path):
+    """Lines of a module that test a primitive's name: `<...>.prim.name == "x"`, `prim.name in
+    (...)` and the like (reading a table keyed by name, `TABLE[prim.name]`, is not a test)."""
+    found = []
+    for node in ast.walk(ast.parse(open(path).read())):
+        if isinstance(node, ast.Compare):
+            for side in [node.left] + node.comparators:
+                if (isinstance(side, ast.Attribute) and side.attr == "name"
+                        and isinstance(side.value, (ast.Name, ast.Attribute))
+                        and (getattr(side.value, "id", None) == "prim"
+                             or getattr(side.value, "attr", None) == "prim")):
+                    found.append(node.lineno)
+    return found
+
+
+def test_the_backend_api_and_transforms_test_no_primitive_names():
+    """Behaviour lives with the primitive (its define() rules) and its lowering entry: code
+    that reads them never asks which primitive it has (issue: "the backend reads its table").
+    Transforms whose rules are tables keyed by name (scalarize's LOOP_RULES) look names up."""
+    bad = [f"{name}:{line}" for name, (path, _) in _modules().items()
+           if name.startswith(("funcgrad.backend", "funcgrad.api", "funcgrad.transforms"))
+           for line in _name_tests(path)]
+    assert bad == []
+
+
+def test_the_name_test_finder_sees_comparisons(tmp_path):
+    f = tmp_path / "m.py"
+    f.write_text("if e.prim.name == 'scan':\n    pass\nok = prim.name in ('a', 'b')\n"
+                 "x = TABLE[e.prim.name]\ny = e.prim.name\n")
+    assert _name_tests(str(f)) == [1, 3]

@@ -17,11 +17,6 @@ from ..primitives.checks import debug_check_p, debug_check_pointwise_p
 
 __all__ = ["insert_checks"]
 
-# Primitives that only move, select or copy values: no NaN or inf of their own (checking them
-# would only keep them out of fused loops).
-MOVES_VALUES = {"reshape", "broadcast_in_dim", "transpose", "gather", "rev", "concatenate",
-                "select", "stop_gradient", "checkpoint_name", "remat_barrier", "squeeze",
-                "debug_check", "debug_check_pointwise"}
 
 
 def insert_checks(prog: Program, infs: bool, _memo=None, _sites=None) -> Program:
@@ -47,9 +42,9 @@ def insert_checks(prog: Program, infs: bool, _memo=None, _sites=None) -> Program
         if e.src is not None and e.src.masked:      # the strong-zero rule checks its NaNs
             masked.update(y.id for y in e.outputs)
             continue
-        if e.prim.name in MOVES_VALUES and not any(getattr(a, "id", None) in masked
-                                                   for a in e.inputs):
-            continue                   # (the strong-zero rule's select is checked)
+        if e.prim.moves and not any(getattr(a, "id", None) in masked for a in e.inputs):
+            continue       # no value of its own (checking it would only keep it out of fused
+                           # loops); the strong-zero rule's select is checked
         if next(sub_programs(params), None) is not None:
             continue        # loops, branches: their outputs come from checked sub-programs
         xs = [a for a in e.inputs if isinstance(a, Var) and a.aval.is_float

@@ -58,7 +58,7 @@ class Stacked:
 
 def _loops_with_small_values(prog):
     for e in prog.eqns:
-        if e.prim.name in LOOP_RULES:
+        if LOOP_RULES.get(e.prim.name) is not None:
             body = e.params["body"]
             if any(_small(v.aval) for v in body.in_vars) or any(_small(o.aval) for o in body.outs):
                 return True

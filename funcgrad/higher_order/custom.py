@@ -330,7 +330,7 @@ def checkpoint(f, policy=None, residual_dtype=None):
 # ---- checkpoint policies ----------------------------------------------------------------------
 
 checkpoint_name_p = define(
-    "checkpoint_name", exact=True, impl=lambda x, *, name: x, abstract=lambda a, *, name: a, elementwise=True,
+    "checkpoint_name", exact=True, moves=True, impl=lambda x, *, name: x, abstract=lambda a, *, name: a, elementwise=True,
     vjp=lambda ct, x, *, out, name: (ct,),
     batch=lambda ins, fl, size, *, name: checkpoint_name_p.bind(ins[0], name=name),
     doc="Identity that names a value for a checkpoint policy (save_only_these_names). Only "

@@ -367,7 +367,7 @@ def _bid_vjp(ct, x, *, out, shape, dims):
 
 
 broadcast_in_dim_p = define(
-    "broadcast_in_dim", exact=True, impl=_bid_impl, abstract=_bid_abstract, vjp=_bid_vjp,
+    "broadcast_in_dim", exact=True, moves=True, impl=_bid_impl, abstract=_bid_abstract, vjp=_bid_vjp,
     identity_input=unchanged_identity, repeats=True,
     batch=BatchRule(lambda prim: lambda ins, fl, size, *, shape, dims: prim.bind(
         ins[0], shape=(size,) + tuple(shape), dims=(0,) + tuple(d + 1 for d in dims))))
@@ -431,7 +431,7 @@ def elementwise_abstract(ufunc):
 # ---- reshape, transpose, reduce_sum ---------------------------------------------------------
 
 reshape_p = define(
-    "reshape", exact=True,
+    "reshape", exact=True, moves=True,
     impl=lambda x, *, shape: np.reshape(x, shape),
     abstract=lambda a, *, shape: Aval(shape, a.dtype),
     vjp=lambda ct, x, *, out, shape: (reshape(ct, aval_of(x).shape),),
@@ -456,7 +456,7 @@ def reshape(x, shape):
 
 
 transpose_p = define(
-    "transpose", exact=True,
+    "transpose", exact=True, moves=True,
     impl=lambda x, *, perm: np.transpose(x, perm),
     abstract=lambda a, *, perm: Aval(tuple(a.shape[p] for p in perm), a.dtype),
     vjp=lambda ct, x, *, out, perm: (transpose(ct, tuple(np.argsort(perm).tolist())),),

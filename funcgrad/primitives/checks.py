@@ -24,6 +24,7 @@ def _impl(y, *xs, site, message, infs):
 
 def _rules(name, elementwise):
     return define(name, impl=_impl, elementwise=elementwise, exact=True, batch=operands_batch(), effect=True,
+                  moves=True,
                   abstract=lambda y, *xs, site, message, infs: y,
                   vjp=lambda ct, y, *xs, out, site, message, infs: (ct,) + (None,) * len(xs))
 

@@ -258,7 +258,7 @@ def _select_abstract(c, x, y):
 
 
 select_p = define("select", impl=lambda c, x, y: np.where(c, x, y), abstract=_select_abstract,
-                  elementwise=True, exact=True,
+                  elementwise=True, exact=True, moves=True,
                   vjp=lambda ct, c, x, y, *, out: (None, where(c, ct, 0.0), where(c, 0.0, ct)))
 
 

@@ -170,7 +170,7 @@ def _gather_batch(ins, fl, size, spec):
     return gather_p.bind(ins[0], *ins[1:], spec=(("slice", None, None, None),) + spec)
 
 
-gather_p = define("gather", exact=True,
+gather_p = define("gather", exact=True, moves=True,
                   impl=lambda x, *idx, spec: np.asarray(x)[_build(spec, idx)],
                   abstract=_gather_abstract, vjp=_gather_vjp, batch=_gather_batch)
 

@@ -168,7 +168,7 @@ def _concat_vjp(ct, *xs, out, axis):
     return tuple(res)
 
 
-concatenate_p = define("concatenate", exact=True,
+concatenate_p = define("concatenate", exact=True, moves=True,
                        impl=lambda *xs, axis: np.concatenate(xs, axis=axis),
                        abstract=_concat_abstract, vjp=_concat_vjp,
                        batch=shifted_batch("axis", next_axis))
@@ -257,7 +257,7 @@ def stack_nested(obj):
 
 # ---- flip --------------------------------------------------------------------------------
 
-rev_p = define("rev", exact=True, impl=lambda x, *, axes: np.flip(x, axes),
+rev_p = define("rev", exact=True, moves=True, impl=lambda x, *, axes: np.flip(x, axes),
                abstract=lambda a, *, axes: a,
                vjp=lambda ct, x, *, out, axes: (rev_p.bind(ct, axes=axes),),
                batch=shifted_batch("axes", plus1))

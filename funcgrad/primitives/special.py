@@ -13,7 +13,7 @@ from ..ir import Aval
 from .base import BatchRule, batched, define, full
 
 stop_gradient_p = define(
-    "stop_gradient", exact=True, impl=lambda x: x, abstract=lambda a: a, differentiable=False, elementwise=True,
+    "stop_gradient", exact=True, moves=True, impl=lambda x: x, abstract=lambda a: a, differentiable=False, elementwise=True,
     doc="Identity forward; no derivative in any mode or order (PyTorch's detach).")
 
 
@@ -89,7 +89,7 @@ def _barrier_abstract(x, after, *, key):
 
 
 remat_barrier_p = define(
-    "remat_barrier", exact=True, impl=lambda x, after, *, key: x, abstract=_barrier_abstract,
+    "remat_barrier", exact=True, moves=True, impl=lambda x, after, *, key: x, abstract=_barrier_abstract,
     vjp=lambda ct, x, after, *, out, key: (ct, None),
     batch=BatchRule(lambda prim: lambda ins, fl, size, *, key: prim.bind(
         batched(ins[0], fl[0], size), ins[1], key=key)), fresh_params=("key",),
