@@ -226,8 +226,8 @@ LOWERINGS = {
     "scatter": Lowering(fusion="scatter", statement=st.scatter, fresh=True,      # (over the values)
                         loop_shape=lambda e: None if basic_spec(e) is None else e.inputs[1].aval.shape),
     # array statements
-    "cumsum": Lowering(statement=st.cumulative("+", "0")),
-    "cumprod": Lowering(statement=st.cumulative("*", "1")),
+    "cumsum": Lowering(statement=st.cumulative("{acc} + {x}", "0", compensated=True)),
+    "cumprod": Lowering(statement=st.cumulative("{acc} * {x}", "1")),
     "argsort": Lowering(statement=st.argsort),
     "argmax": Lowering(statement=st.argextreme(">")),
     "argmin": Lowering(statement=st.argextreme("<")),

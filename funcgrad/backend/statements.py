@@ -230,14 +230,15 @@ def contract(outs, ins, e):
     return lines + _permuted(o, f"{o}_r", shape, perm, out.dtype)
 
 
-def cumulative(op, init):
-    """cumsum ("+", "0") / cumprod ("*", "1") along one axis: loops over the other axes, a
-    running value inside (a float cumsum keeps a running compensation in float64: more
+def cumulative(combine, init, compensated=False):
+    """A running reduction along one axis (cumsum: "{acc} + {x}", "0"): loops over the other
+    axes, a running value inside, `combine` giving the next from the last ({acc}) and the
+    element ({x}). compensated: a float sum keeps a running compensation in float64 (more
     accurate than NumPy's)."""
-    return lambda outs, ins, e: _cumulative_lines(op, init, outs, ins, e)
+    return lambda outs, ins, e: _cumulative_lines(combine, init, compensated, outs, ins, e)
 
 
-def _cumulative_lines(op, init, outs, ins, e):
+def _cumulative_lines(combine, init, compensated, outs, ins, e):
     a = e.inputs[0].aval
     if a.ndim == 0 or a.dtype.kind not in "fiuc":
         return None
@@ -251,12 +252,12 @@ def _cumulative_lines(op, init, outs, ins, e):
     run, inner, (idx[axis],) = loop_nest([idx[axis]], [a.shape[axis]])
     run, inner = [pad + line for line in run], pad + inner
     at = ", ".join(idx)
-    if op == "+" and a.dtype.kind == "f":      # compensated, as the fused sums (codegen.py)
+    if compensated and a.dtype.kind == "f":      # as the fused sums (codegen.py)
         return lines + [pad + f"{o}_acc = 0.0; {o}_c = 0.0"] + run + [
             inner + f"{o}_acc, {o}_c = _vm.add_compensated({o}_acc, {o}_c, np.float64({x}[{at}]))",
             inner + f"{o}[{at}] = {dtype_text(a.dtype)}(_vm.compensated({o}_acc, {o}_c))"]
     return lines + [pad + f"{o}_acc = {dtype_text(a.dtype)}({init})"] + run + [
-        inner + f"{o}_acc = {o}_acc {op} {x}[{at}]",
+        inner + f"{o}_acc = {combine.format(acc=f'{o}_acc', x=f'{x}[{at}]')}",
         inner + f"{o}[{at}] = {o}_acc"]
 
 
