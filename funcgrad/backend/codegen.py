@@ -24,7 +24,7 @@ from ..ir import Lit, Program, Var, _Printer, sub_programs
 from . import check_code, split
 from .fusion import (literal_broadcasts, materialized, packs, partition, scatter_plan,
                      use_counts, first_writes)
-from .loop_reductions import COLUMN_ROWS, ReductionEmitter, parallel_need
+from .loop_reductions import COLUMN_ROWS, Reductions, parallel_need
 from .lowerings import lowering, role, slice_positions
 from .source_text import copy_lines, dtype_text, literal, numba_type, printable
 from .scalar_code import fast_math_template, scalar_template, vecmath_calls
@@ -364,7 +364,7 @@ class Generator:
         return [f"({''.join(o + ', ' for o in got)}) = {fn}({', '.join(ins)})"]
 
 
-class LoopEmitter(ReductionEmitter):
+class LoopEmitter:
     """Emit one loop group."""
 
     def __init__(self, gen: Generator, group, need):
@@ -389,7 +389,7 @@ class LoopEmitter(ReductionEmitter):
         self.later: list[tuple[str, str]] = []    # (buffer[position], stored term) after it
         # parallel=True: None (serial), "prange" or "chunks" (loop_reductions.py)
         self.mode, self.rows = self.parallel_mode()
-        self.chunk, self.chunk_pre, self.chunk_post = None, [], []
+        self.reductions = Reductions(self)     # (and the chunks of a parallel loop)
 
     def index(self, positions):
         return "[" + ", ".join(positions) + "]" if positions else ""
@@ -443,7 +443,7 @@ class LoopEmitter(ReductionEmitter):
         # statements just before / just after the loop over index k (at depth k)
         self.level_pre, self.level_post = {}, {}
         if self.mode == "chunks":
-            pre.append(self.chunk_setup(self.rows))
+            pre.append(self.reductions.chunk_setup(self.rows))
         twins = self.sin_cos_twins()
         starts = []                     # where each equation's lines begin in self.body
         for e in self.g.eqns:
@@ -511,13 +511,14 @@ class LoopEmitter(ReductionEmitter):
             src.emit(line)
         outer = "numba.prange" if self.mode else "range"
         opened = [n != 1 for n in self.shape]       # a dimension of size 1 has no loop
-        if self.chunk:
-            self.open_chunks(src)
+        chunk = self.reductions.chunk
+        if chunk:
+            self.reductions.open_chunks(src)
         for k, n in enumerate(self.shape):
             for line in self.level_pre.get(k, ()):
                 src.emit(line)
-            if k == 0 and self.chunk:      # (counted from 0: see loop_reductions.open_chunks)
-                j, lo, hi = f"pj{self.chunk[0][2:]}", self.chunk[2], self.chunk[3]
+            if k == 0 and chunk:      # (counted from 0: see loop_reductions.open_chunks)
+                j, lo, hi = f"pj{chunk[0][2:]}", chunk[2], chunk[3]
                 src.emit(f"for {j} in range({hi} - {lo}):")
                 src.emit(f"    i0 = {lo} + {j}")
                 src.depth += 1
@@ -539,8 +540,8 @@ class LoopEmitter(ReductionEmitter):
                 src.depth -= 1
             for line in self.level_post.get(k, ()):
                 src.emit(line)
-        if self.chunk:
-            self.close_chunks(src)
+        if chunk:
+            self.reductions.close_chunks(src)
         for line in post:
             src.emit(line)
         for target, term in self.later:           # deferred scatter-adds, each its own loop
@@ -580,6 +581,9 @@ class LoopEmitter(ReductionEmitter):
             return "prange", 1
         return "chunks", COLUMN_ROWS if "columns" in needs else 1
 
+    def reduction(self, e, oname, pre, post):
+        self.reductions.reduction(e, oname, pre, post)
+
     def check(self, e, oname, pre, post):
         """fg.debug_nans's pointwise check (check_code.py)."""
         if self.shape:
@@ -602,8 +606,8 @@ class LoopEmitter(ReductionEmitter):
         how, first = self.plan.get(id(e), (None, None))
         if how == "next":       # the term of iteration i goes where iteration i + 1 adds
             carried, n = f"{oname}_next{len(pre)}", self.gen.dim(self.shape[0])
-            if self.chunk:
-                return self.chunk_carry(e, oname, carried, first, target, u, pre, post)
+            if self.reductions.chunk:
+                return self.reductions.chunk_carry(e, oname, carried, first, target, u, pre, post)
             pre.append(f"{carried} = {literal(0, u.aval.dtype)}")
             self.body += ["if i0 >= 1:", f"    {oname}{self.index(first)} += {carried}",
                           f"{carried} = {self.read(u)}"]

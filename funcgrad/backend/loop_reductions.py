@@ -39,6 +39,7 @@ that is followed by one at the first offset, narrow sums of small ints) stays se
 from __future__ import annotations
 
 import re
+import weakref
 
 import numpy as np
 
@@ -86,17 +87,25 @@ def _carried_last(em, e):
     return all(em.plan.get(id(s), ("",))[0] == "next" for s in chain)
 
 
-class ReductionEmitter:
-    """Reductions and chunked loops of codegen.LoopEmitter (mixed into it)."""
+class Reductions:
+    """The reductions of one loop nest (codegen.LoopEmitter `em`, whose body, indices and mode
+    they read) and, when it runs as chunks, the chunk loop: its names (`chunk`: chunk, count,
+    lo, hi), and the lines run before and after each chunk's part of the nest."""
+
+    def __init__(self, em):
+        # (a proxy: a reference cycle with em kept each kernel's code generator, its constants
+        # and its compile's memory until a collection: 3.9 MB per dropped kernel stayed,
+        # tests/test_regress_backend.py's test_dropped_kernels_leave_a_bounded_remainder)
+        self.em, self.chunk, self.chunk_pre, self.chunk_post = weakref.proxy(em), None, [], []
 
     # -- the chunk loop around the outer index ----------------------------------------------
     def chunk_setup(self, rows):
         """Names (chunk, count, lo, hi) of this loop's chunks; the count's line."""
-        k = self.gen.chunk_loops
-        self.gen.chunk_loops += 1
+        k = self.em.gen.chunk_loops
+        self.em.gen.chunk_loops += 1
         self.chunk = (f"pc{k}", f"pn{k}", f"plo{k}", f"phi{k}")
-        size = " * ".join(self.gen.dim(n) for n in self.shape)
-        n0 = self.gen.dim(self.shape[0])
+        size = " * ".join(self.em.gen.dim(n) for n in self.em.shape)
+        n0 = self.em.gen.dim(self.em.shape[0])
         return (f"{self.chunk[1]} = max(1, min({MAX_CHUNKS}, {n0} // {rows}, "
                 f"{size} // {CHUNK_ELEMS}))")
 
@@ -108,7 +117,7 @@ class ReductionEmitter:
         nest stays in the prange body: Numba compiles that with its arrays marked noalias
         (a function of its own, called there, ran up to 2x slower)."""
         c, nc, lo, hi = self.chunk
-        n0 = self.gen.dim(self.shape[0])
+        n0 = self.em.gen.dim(self.em.shape[0])
         src.emit(f"for {c} in numba.prange({nc}):")
         src.depth += 1
         src.emit(f"{lo}, {hi} = max(0, {c} * {n0} // {nc}), ({c} + 1) * {n0} // {nc}")
@@ -122,7 +131,7 @@ class ReductionEmitter:
 
     def chunk_buffers(self, dt, kept, fill=None):
         """Partials of a reduction, one per chunk (a row of the kept axes for each)."""
-        dims = [self.chunk[1]] + [self.gen.dim(self.shape[k]) for k in kept]
+        dims = [self.chunk[1]] + [self.em.gen.dim(self.em.shape[k]) for k in kept]
         dims = "(" + "".join(f"{d}, " for d in dims) + ")"
         if fill is None:
             return f"np.empty({dims}, {dtype_text(dt)})"
@@ -147,56 +156,56 @@ class ReductionEmitter:
         """A scatter-add carried to the next iteration (fusion.scatter_plan "next"), per chunk;
         each chunk's last term added after the loop, in equation order."""
         c, nc, lo, _ = self.chunk
-        n, zero = self.gen.dim(self.shape[0]), literal(0, u.aval.dtype)
+        n, zero = self.em.gen.dim(self.em.shape[0]), literal(0, u.aval.dtype)
         pre.append(f"{carried}_k = np.empty({nc}, {dtype_text(u.aval.dtype)})")
         self.chunk_pre.append(f"{carried} = {zero}")
-        self.body += [f"if i0 > {lo}:", f"    {oname}{self.index(first)} += {carried}",
-                      f"{carried} = {self.read(u)}"]
+        self.em.body += [f"if i0 > {lo}:", f"    {oname}{self.em.index(first)} += {carried}",
+                      f"{carried} = {self.em.read(u)}"]
         self.chunk_post.append(f"{carried}_k[{c}] = {carried}")
         q = f"{carried}_q"
         edge = re.sub(r"\bi0\b", f"(({q} + 1) * {n} // {nc} - 1)", target)
         last = re.sub(r"\bi0\b", f"({n} - 1)", target)
-        store = f"= {zero} +" if id(e) in self.gen.tails else "+="
+        store = f"= {zero} +" if id(e) in self.em.gen.tails else "+="
         post += [f"for {q} in range({nc} - 1):", f"    {edge} += {carried}_k[{q}]",
                  f"if {n} > 0:", f"    {last} {store} {carried}_k[{nc} - 1]"]
 
     # -- reductions -------------------------------------------------------------------------
     def reduction(self, e, oname, pre, post):
         x, axes, dt = e.inputs[0], e.params["axes"], e.outputs[0].aval.dtype
-        val, red = self.read(x), lowering(e.prim).reduction
+        val, red = self.em.read(x), lowering(e.prim).reduction
         if red.is_sum and dt.kind == "f":
             return self.compensated_sum(e, oname, val, pre, post)
-        kept = [self.idx[k] for k in range(len(self.shape)) if k not in axes]
+        kept = [self.em.idx[k] for k in range(len(self.em.shape)) if k not in axes]
         out_shape = e.outputs[0].aval.shape
         init = literal(red.start(dt), dt)
-        if self.mode == "chunks" and 0 in axes:
+        if self.em.mode == "chunks" and 0 in axes:
             return self.chunked_reduction(e, oname, val, init, pre, post)
-        target = f"{oname}{self.index(kept)}" if kept else oname
+        target = f"{oname}{self.em.index(kept)}" if kept else oname
         if kept:
-            pre.append(f"{oname} = np.full({self.gen.dims(out_shape)}, {init}, {dtype_text(dt)})")
+            pre.append(f"{oname} = np.full({self.em.gen.dims(out_shape)}, {init}, {dtype_text(dt)})")
         else:
             pre.append(f"{oname} = {init}")
-        self.body += red.update(target, val)
+        self.em.body += red.update(target, val)
 
     def chunked_reduction(self, e, oname, val, init, pre, post):
         """max/min (exact: the serial rule over the partials in chunk order), integer and
         complex sums, with a partial per chunk."""
-        dt, kept = e.outputs[0].aval.dtype, _kept(e, len(self.shape))
+        dt, kept = e.outputs[0].aval.dtype, _kept(e, len(self.em.shape))
         c, pa, red = self.chunk[0], f"{oname}_pa", lowering(e.prim).reduction
         if not kept:
             t, q = f"{oname}_acc", f"{oname}_q"
             pre.append(f"{pa} = {self.chunk_buffers(dt, [])}")
             self.chunk_pre.append(f"{t} = {init}")
-            self.body += red.update(t, val)
+            self.em.body += red.update(t, val)
             self.chunk_post.append(f"{pa}[{c}] = {t}")
             post += [f"{oname} = {init}", f"for {q} in range({self.chunk[1]}):"]
             post += ["    " + s for s in red.update(oname, f"{pa}[{q}]")]
             return
         pre.append(f"{pa} = {self.chunk_buffers(dt, kept, init)}")
-        target = self.chunk_row(pa) + self.index([self.idx[k] for k in kept])
-        self.body += red.update(target, val)
+        target = self.chunk_row(pa) + self.em.index([self.em.idx[k] for k in kept])
+        self.em.body += red.update(target, val)
         post += self.combine_rows(oname, [pa], lambda a: red.update(*a))
-        post.append(f"{oname} = {pa}_2[0].reshape({self.gen.dims([self.shape[k] for k in kept])})")
+        post.append(f"{oname} = {pa}_2[0].reshape({self.em.gen.dims([self.em.shape[k] for k in kept])})")
 
     def compensated_sum(self, e, oname, val, pre, post):
         """A float sum accumulated with a running compensation (Knuth's TwoSum: the rounding
@@ -206,40 +215,40 @@ class ReductionEmitter:
         A parallel loop's sum over axis 0 has partial sums per chunk (chunked_sum)."""
         axes, dt = e.params["axes"], e.outputs[0].aval.dtype
         acc = np.dtype(np.float64) if dt.itemsize < 8 else dt
-        kept = [k for k in range(len(self.shape)) if k not in axes]
+        kept = [k for k in range(len(self.em.shape)) if k not in axes]
         acc_t, zero = dtype_text(acc), literal(0, acc)
         v = f"{acc_t}({val})" if acc != dt else val
-        if self.mode == "chunks" and 0 in axes:
+        if self.em.mode == "chunks" and 0 in axes:
             return self.chunked_sum(oname, v, dt, acc, kept, pre, post)
         m = len(kept)
-        row = 0 < m < len(self.shape) and kept == list(range(m))
+        row = 0 < m < len(self.em.shape) and kept == list(range(m))
         if row:       # trailing axes reduced: scalar accumulators around the inner loops
             at, comp = f"{oname}_acc", f"{oname}_c"
-            pre.append(f"{oname} = np.empty({self.gen.dims(e.outputs[0].aval.shape)}, "
+            pre.append(f"{oname} = np.empty({self.em.gen.dims(e.outputs[0].aval.shape)}, "
                        f"{dtype_text(dt)})")
-            self.level_pre.setdefault(m, []).append(f"{at} = {zero}; {comp} = {zero}")
-            self.level_post.setdefault(m, []).append(
-                f"{oname}{self.index(self.idx[:m])} = {dtype_text(dt)}(_vm.compensated({at}, {comp}))")
+            self.em.level_pre.setdefault(m, []).append(f"{at} = {zero}; {comp} = {zero}")
+            self.em.level_post.setdefault(m, []).append(
+                f"{oname}{self.em.index(self.em.idx[:m])} = {dtype_text(dt)}(_vm.compensated({at}, {comp}))")
         elif kept:
-            shape = self.gen.dims([self.shape[k] for k in kept])
-            at = f"{oname}{self.index([self.idx[k] for k in kept])}"
-            comp = f"{oname}_c{self.index([self.idx[k] for k in kept])}"
+            shape = self.em.gen.dims([self.em.shape[k] for k in kept])
+            at = f"{oname}{self.em.index([self.em.idx[k] for k in kept])}"
+            comp = f"{oname}_c{self.em.index([self.em.idx[k] for k in kept])}"
             pre += [f"{oname} = np.zeros({shape}, {acc_t})", f"{oname}_c = np.zeros({shape}, {acc_t})"]
         else:
             at, comp = f"{oname}_acc", f"{oname}_c"
             pre += [f"{at} = {zero}", f"{comp} = {zero}"]
-        if not kept and self.defer_sums:       # the terms stored, summed in their order after
+        if not kept and self.em.defer_sums:       # the terms stored, summed in their order after
             terms = f"{oname}_t"
-            pre.append(f"{terms} = np.empty({self.gen.dims(self.shape)}, {acc_t})")
-            self.body.append(f"{terms}{self.index(self.idx)} = {v}")
-            if len(self.shape) > 1:
+            pre.append(f"{terms} = np.empty({self.em.gen.dims(self.em.shape)}, {acc_t})")
+            self.em.body.append(f"{terms}{self.em.index(self.em.idx)} = {v}")
+            if len(self.em.shape) > 1:
                 post.append(f"{terms}_flat = {terms}.ravel()")
                 terms += "_flat"
             post += [f"for {oname}_j in range({terms}.shape[0]):",
                      f"    {at}, {comp} = _vm.add_compensated({at}, {comp}, {terms}[{oname}_j])",
                      f"{oname} = {dtype_text(dt)}(_vm.compensated({at}, {comp}))"]
             return
-        self.body.append(f"{at}, {comp} = _vm.add_compensated({at}, {comp}, {v})")
+        self.em.body.append(f"{at}, {comp} = _vm.add_compensated({at}, {comp}, {v})")
         if row:
             pass
         elif kept:
@@ -256,17 +265,17 @@ class ReductionEmitter:
         """A compensated sum over axis 0 of a chunked loop: each chunk's compensated partial
         sum (a row of them for kept axes), the partials and their compensations added with
         TwoSum after the loop, chunks in order (compensated_total)."""
-        (c, nc, lo, hi), acc_t, zero = self.chunk, dtype_text(acc), literal(0, acc)
+        (c, _, lo, hi), acc_t, zero = self.chunk, dtype_text(acc), literal(0, acc)
         pa, pc = f"{oname}_pa", f"{oname}_pc"
         if kept:
             pre += [f"{pa} = {self.chunk_buffers(acc, kept, zero)}",
                     f"{pc} = {self.chunk_buffers(acc, kept, zero)}"]
-            ix = self.index([self.idx[k] for k in kept])
+            ix = self.em.index([self.em.idx[k] for k in kept])
             ra, rc = self.chunk_row(pa) + ix, self.chunk_row(pc) + ix
-            self.body.append(f"{ra}, {rc} = _vm.add_compensated({ra}, {rc}, {v})")
+            self.em.body.append(f"{ra}, {rc} = _vm.add_compensated({ra}, {rc}, {v})")
             post += self.combine_rows(oname, [pa, pc], lambda s, t: [    # (sums, compensations)
                 f"{s[0]}, {t[0]} = _vm.add_compensated({s[0]}, {t[0]} + {t[1]}, {s[1]})"])
-            out = self.gen.dims([self.shape[k] for k in kept])
+            out = self.em.gen.dims([self.em.shape[k] for k in kept])
             post += [f"{oname} = np.empty({out}, {dtype_text(dt)})",
                      f"_vm.compensated_into({pa}_2[0], {pc}_2[0], {oname})"]
             return
@@ -274,11 +283,11 @@ class ReductionEmitter:
         pre += [f"{pa} = {self.chunk_buffers(acc, [])}",
                 f"{pc} = {self.chunk_buffers(acc, [])}"]
         self.chunk_pre.append(f"{at} = {zero}; {comp} = {zero}")
-        if self.defer_sums:        # the terms stored (the loop vectorises), summed per chunk
+        if self.em.defer_sums:        # the terms stored (the loop vectorises), summed per chunk
             terms, flat = f"{oname}_t", f"{oname}_t"
-            pre.append(f"{terms} = np.empty({self.gen.dims(self.shape)}, {acc_t})")
-            self.body.append(f"{terms}{self.index(self.idx)} = {v}")
-            width = " * ".join(self.gen.dim(n) for n in self.shape[1:])
+            pre.append(f"{terms} = np.empty({self.em.gen.dims(self.em.shape)}, {acc_t})")
+            self.em.body.append(f"{terms}{self.em.index(self.em.idx)} = {v}")
+            width = " * ".join(self.em.gen.dim(n) for n in self.em.shape[1:])
             span = f"{lo}, {hi}" if not width else f"{lo} * {width}, {hi} * {width}"
             if width:
                 flat = f"{terms}_flat"
@@ -286,6 +295,6 @@ class ReductionEmitter:
             self.chunk_post += [f"for {oname}_j in range({span}):",
                                 f"    {at}, {comp} = _vm.add_compensated({at}, {comp}, {flat}[{oname}_j])"]
         else:
-            self.body.append(f"{at}, {comp} = _vm.add_compensated({at}, {comp}, {v})")
+            self.em.body.append(f"{at}, {comp} = _vm.add_compensated({at}, {comp}, {v})")
         self.chunk_post.append(f"{pa}[{c}] = {at}; {pc}[{c}] = {comp}")
         post.append(f"{oname} = {dtype_text(dt)}(_vm.compensated_total({pa}, {pc}))")
