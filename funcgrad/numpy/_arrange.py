@@ -10,8 +10,8 @@ import operator
 import numpy as np
 
 from ..ir import aval_of
-from ..primitives.base import (broadcast_in_dim, convert, export, full, numpy_fallback,
-                               reshape as _reshape, transpose as _transpose)
+from ..primitives.base import (broadcast_in_dim, convert, export, full, reshape as _reshape,
+                               transpose as _transpose)
 from ..primitives.elementwise import where as _where
 from ..primitives.indexing import at, getitem, slice_axis
 from ..primitives.shape import _asarray, _axis, concatenate, flip, ravel, reshape
@@ -48,8 +48,7 @@ def _split(ary, indices_or_sections, axis, equal):
     return [slice_axis(ary, axis, a, b) for a, b in zip(pts[:-1], pts[1:])]
 
 
-@export()
-@numpy_fallback(np.split, ("ary", "indices_or_sections"))
+@export(numpy=np.split, traced=("ary", "indices_or_sections"))
 def split(ary, indices_or_sections, axis=0):
     """np.split into equal sections, or at the given indices; returns a list.
 
@@ -58,8 +57,7 @@ def split(ary, indices_or_sections, axis=0):
     return _split(ary, indices_or_sections, axis, True)
 
 
-@export()
-@numpy_fallback(np.array_split, ("ary", "indices_or_sections"))
+@export(numpy=np.array_split, traced=("ary", "indices_or_sections"))
 def array_split(ary, indices_or_sections, axis=0):
     """np.array_split: like split, but sections may differ in size by one.
 
@@ -68,8 +66,7 @@ def array_split(ary, indices_or_sections, axis=0):
     return _split(ary, indices_or_sections, axis, False)
 
 
-@export()
-@numpy_fallback(np.hsplit, ("ary", "indices_or_sections"))
+@export(numpy=np.hsplit, traced=("ary", "indices_or_sections"))
 def hsplit(ary, indices_or_sections):
     """np.hsplit: split along axis 1 (axis 0 for 1-D arrays).
 
@@ -81,8 +78,7 @@ def hsplit(ary, indices_or_sections):
     return _split(ary, indices_or_sections, 1 if nd > 1 else 0, True)
 
 
-@export()
-@numpy_fallback(np.vsplit, ("ary", "indices_or_sections"))
+@export(numpy=np.vsplit, traced=("ary", "indices_or_sections"))
 def vsplit(ary, indices_or_sections):
     """np.vsplit: split along axis 0 (arrays of 2 or more dimensions).
 
@@ -93,8 +89,7 @@ def vsplit(ary, indices_or_sections):
     return _split(ary, indices_or_sections, 0, True)
 
 
-@export()
-@numpy_fallback(np.dsplit, ("ary", "indices_or_sections"))
+@export(numpy=np.dsplit, traced=("ary", "indices_or_sections"))
 def dsplit(ary, indices_or_sections):
     """np.dsplit: split along axis 2 (arrays of 3 or more dimensions).
 
@@ -107,8 +102,7 @@ def dsplit(ary, indices_or_sections):
 
 # ---- roll, tile, repeat -------------------------------------------------------------------
 
-@export()
-@numpy_fallback(np.roll, ("a", "shift"))
+@export(numpy=np.roll, traced=("a", "shift"))
 def roll(a, shift, axis=None):
     """np.roll: shift elements cyclically (shift and axis may be tuples; axis=None rolls the
     flattened array).
@@ -135,8 +129,7 @@ def roll(a, shift, axis=None):
     return a
 
 
-@export()
-@numpy_fallback(np.tile, ("A", "reps"))
+@export(numpy=np.tile, traced=("A", "reps"))
 def tile(A, reps):
     """np.tile: repeat the whole array `reps` times along each axis.
 
@@ -160,8 +153,7 @@ def tile(A, reps):
     return _reshape(big, tuple(r * s for r, s in zip(reps, shape)))
 
 
-@export()
-@numpy_fallback(np.repeat, ("a", "repeats"))
+@export(numpy=np.repeat, traced=("a", "repeats"))
 def repeat(a, repeats, axis=None):
     """np.repeat: repeat each element (`repeats` an int, or concrete per-element counts).
 
@@ -193,8 +185,7 @@ def repeat(a, repeats, axis=None):
 
 # ---- diagonals and triangles --------------------------------------------------------------
 
-@export()
-@numpy_fallback(np.diag, ("v",))
+@export(numpy=np.diag, traced=("v",))
 def diag(v, k=0):
     """np.diag: the k-th diagonal of a 2-D array, or a 2-D array with v on its k-th diagonal.
 
@@ -216,8 +207,7 @@ def diag(v, k=0):
     raise ValueError("Input must be 1- or 2-d.")
 
 
-@export()
-@numpy_fallback(np.diagflat, ("v",))
+@export(numpy=np.diagflat, traced=("v",))
 def diagflat(v, k=0):
     """np.diagflat: a 2-D array with the flattened input on its k-th diagonal.
 
@@ -239,8 +229,7 @@ def _triangle(m, k, lower):
     return _where(np.tri(*av.shape[-2:], k=k - 1, dtype=bool), zero, m)
 
 
-@export()
-@numpy_fallback(np.tril, ("m",))
+@export(numpy=np.tril, traced=("m",))
 def tril(m, k=0):
     """np.tril: zero the elements above the k-th diagonal (of the last two axes).
 
@@ -249,8 +238,7 @@ def tril(m, k=0):
     return _triangle(m, k, True)
 
 
-@export()
-@numpy_fallback(np.triu, ("m",))
+@export(numpy=np.triu, traced=("m",))
 def triu(m, k=0):
     """np.triu: zero the elements below the k-th diagonal (of the last two axes).
 
@@ -288,8 +276,7 @@ def rot90(m, k=1, axes=(0, 1)):
 
 # ---- append, insert, delete ---------------------------------------------------------------
 
-@export()
-@numpy_fallback(np.append, ("arr", "values"))
+@export(numpy=np.append, traced=("arr", "values"))
 def append(arr, values, axis=None):
     """np.append: concatenate values to the end (flattening both when axis is None).
 
@@ -309,8 +296,7 @@ def _gather_flat(x, ids):
     return getitem(ravel(x), np.asarray(ids, dtype=np.intp))
 
 
-@export()
-@numpy_fallback(np.delete, ("arr", "obj"))
+@export(numpy=np.delete, traced=("arr", "obj"))
 def delete(arr, obj, axis=None):
     """np.delete: drop the entries at concrete positions `obj` (int, slice, list or mask).
 
@@ -324,8 +310,7 @@ def delete(arr, obj, axis=None):
     return _gather_flat(arr, ids)
 
 
-@export()
-@numpy_fallback(np.insert, ("arr", "obj", "values"))
+@export(numpy=np.insert, traced=("arr", "obj", "values"))
 def insert(arr, obj, values, axis=None):
     """np.insert: insert values before the concrete positions `obj`.
 

@@ -12,7 +12,7 @@ import numpy as np
 
 from ..ir import aval_of
 from ..primitives import NAMESPACE
-from ..primitives.base import export, has_traced, numpy_fallback
+from ..primitives.base import export, has_traced
 from ..primitives.elementwise import where
 from ..primitives.reductions import sum as _sum
 from ..primitives.shape import _asarray, _axis, concatenate, reshape, stack
@@ -20,8 +20,7 @@ from ._misc import diff
 from ._shape import _static
 
 
-@export()
-@numpy_fallback(np.select, ("condlist", "choicelist", "default"))
+@export(numpy=np.select, traced=("condlist", "choicelist", "default"))
 def select(condlist, choicelist, default=0):
     """np.select: elementwise, the choice of the first condition that holds, else `default`
     (the gradient goes to the chosen value).
@@ -43,8 +42,7 @@ def select(condlist, choicelist, default=0):
     return out
 
 
-@export()
-@numpy_fallback(np.vander, ("x",))
+@export(numpy=np.vander, traced=("x",))
 def vander(x, N=None, increasing=False):
     """np.vander: the columns x**(N-1), ..., x, 1 (or increasing powers).
 
@@ -62,8 +60,8 @@ def vander(x, N=None, increasing=False):
     return stack(columns, axis=1) if columns else reshape(x[:0], (aval_of(x).shape[0], 0))
 
 
-@export("trapezoid", "trapz")
-@numpy_fallback(np.trapezoid if hasattr(np, "trapezoid") else np.trapz, ("y", "x", "dx"))
+@export("trapezoid", "trapz", numpy=np.trapezoid if hasattr(np, "trapezoid") else np.trapz,
+        traced=("y", "x", "dx"))
 def trapezoid(y, x=None, dx=1.0, axis=-1):
     """np.trapezoid: the integral of y along `axis` by the trapezoidal rule, at the points x
     (a 1-D x applies along `axis`) or spaced dx.

@@ -11,8 +11,7 @@ import numpy as np
 
 from .._errors import ConcretizationError, user_frame, where as at_line
 from ..ir import Traced, aval_of
-from ..primitives.base import (convert, export, float_dtype, full, is_traced, numpy_fallback,
-                               real_dtype)
+from ..primitives.base import convert, export, float_dtype, full, is_traced, real_dtype
 from ..primitives.elementwise import arctan2, conjugate, isnan, not_equal, signbit, where
 from ..primitives.shape import _asarray
 
@@ -21,8 +20,7 @@ def _is_complex(x):
     return aval_of(x).dtype.kind == "c"
 
 
-@export()
-@numpy_fallback(np.real, ("val",))
+@export(numpy=np.real, traced=("val",))
 def real(val):
     """np.real: the real part (real arrays are returned as they are).
 
@@ -32,8 +30,7 @@ def real(val):
     return convert(val, real_dtype(aval_of(val).dtype)) if _is_complex(val) else val
 
 
-@export()
-@numpy_fallback(np.imag, ("val",))
+@export(numpy=np.imag, traced=("val",))
 def imag(val):
     """np.imag: the imaginary part (zeros of the same dtype for real arrays).
 
@@ -46,8 +43,7 @@ def imag(val):
     return full(a.shape, 0, a.dtype)
 
 
-@export("conj", "conjugate")
-@numpy_fallback(np.conjugate, ("x",))
+@export("conj", "conjugate", numpy=np.conjugate, traced=("x",))
 def conj(x):
     """np.conj / np.conjugate: the complex conjugate (real arrays are returned as they are).
 
@@ -63,8 +59,7 @@ def abs2(x):
     return real(x * conjugate(x)) if _is_complex(x) else x * x
 
 
-@export()
-@numpy_fallback(np.angle, ("z",))
+@export(numpy=np.angle, traced=("z",))
 def angle(z, deg=False):
     """np.angle: the argument arctan2(imag, real) in (-pi, pi] (degrees if deg), whose
     derivative is NaN at 0 as arctan2's; for a real array pi where z < 0 (or z is -0.0), 0
@@ -80,8 +75,7 @@ def angle(z, deg=False):
     return arctan2(imag(z), real(z)) * (half / np.pi)
 
 
-@export()
-@numpy_fallback(np.isreal, ("x",))
+@export(numpy=np.isreal, traced=("x",))
 def isreal(x):
     """np.isreal: where the imaginary part is 0 (True everywhere for real arrays).
 
@@ -90,8 +84,7 @@ def isreal(x):
     return imag(x) == 0
 
 
-@export()
-@numpy_fallback(np.iscomplex, ("x",))
+@export(numpy=np.iscomplex, traced=("x",))
 def iscomplex(x):
     """np.iscomplex: where the imaginary part is not 0 (False everywhere for real arrays).
 
@@ -103,8 +96,7 @@ def iscomplex(x):
     return not_equal(imag(x), 0)
 
 
-@export()
-@numpy_fallback(np.iscomplexobj, check=is_traced)
+@export(numpy=np.iscomplexobj, check=is_traced)
 def iscomplexobj(x):
     """np.iscomplexobj: whether the dtype is complex (a Python bool, known while tracing).
 
@@ -122,8 +114,7 @@ def isrealobj(x):
     return not iscomplexobj(x)
 
 
-@export()
-@numpy_fallback(np.real_if_close, ("a",), check=is_traced)
+@export(numpy=np.real_if_close, traced=("a",), check=is_traced)
 def real_if_close(a, tol=100):
     """np.real_if_close: real arrays are returned unchanged. For a complex traced array the
     result's dtype would depend on its values, which tracing cannot know: take fnp.real(a)

@@ -18,8 +18,8 @@ import numpy as np
 
 from .. import ir
 from ..ir import Traced, aval_of
-from ..primitives.base import (broadcast_in_dim_p, broadcast_to, convert, export, full,
-                               has_traced, is_traced, numpy_fallback, record)
+from ..primitives.base import (broadcast_in_dim_p, broadcast_to, convert, export, full, has_traced,
+                               is_traced, record)
 from ..primitives.shape import has_tracer as _has_tracer, reshape, stack_nested
 from ._shape import _static
 
@@ -90,8 +90,8 @@ def full_like(a, fill_value, dtype=None, shape=None):
     return full(shp, fill_value, dt)
 
 
-@export("full")
-@numpy_fallback(lambda *a, **k: _staged(np.full(*a, **k)), ("fill_value",), check=is_traced)
+@export("full", numpy=lambda *a, **k: _staged(np.full(*a, **k)),
+        traced=("fill_value",), check=is_traced)
 def full_(shape, fill_value, dtype=None, order="C"):
     """np.full; fill_value may be traced (the shape may not).
 
@@ -102,8 +102,7 @@ def full_(shape, fill_value, dtype=None, order="C"):
     return broadcast_to(convert(fill_value, dt), shp)
 
 
-@export()
-@numpy_fallback(np.copy, ("a",), check=is_traced)
+@export(numpy=np.copy, traced=("a",), check=is_traced)
 def copy(a, order="K", subok=False):
     """np.copy; a traced value is returned as it is (traced arrays are never mutated)."""
     return a

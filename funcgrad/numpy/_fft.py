@@ -15,7 +15,7 @@ import operator
 import numpy as np
 
 from ..ir import aval_of
-from ..primitives.base import convert, export, normalize_axes, numpy_fallback
+from ..primitives.base import convert, export, normalize_axes
 from ..primitives.fft import NORMS, fft_along, zero_pad
 from ..primitives.indexing import slice_axis
 from ..primitives.shape import _asarray
@@ -62,8 +62,7 @@ def _one(kind, a, n, axis, norm):
 
 
 def _transform(kind, name):
-    @export(name, fft=True)
-    @numpy_fallback(getattr(np.fft, name), ("a",))
+    @export(name, fft=True, numpy=getattr(np.fft, name), traced=("a",))
     def transform(a, n=None, axis=-1, norm=None, out=None):
         return _one(kind, a, n, axis, norm)
     transform.__name__ = transform.__qualname__ = name
@@ -78,8 +77,7 @@ rfft = _transform("rfft", "rfft")
 irfft = _transform("irfft", "irfft")
 
 
-@export(fft=True)
-@numpy_fallback(np.fft.hfft, ("a",))
+@export(fft=True, numpy=np.fft.hfft, traced=("a",))
 def hfft(a, n=None, axis=-1, norm=None, out=None):
     """np.fft.hfft: the real spectrum of a Hermitian-symmetric signal given by its first half
     (irfft of the conjugate with the opposite normalization).
@@ -89,8 +87,7 @@ def hfft(a, n=None, axis=-1, norm=None, out=None):
     return _one("irfft", conj(_asarray(a)), n, axis, _SWAP[_norm(norm)])
 
 
-@export(fft=True)
-@numpy_fallback(np.fft.ihfft, ("a",))
+@export(fft=True, numpy=np.fft.ihfft, traced=("a",))
 def ihfft(a, n=None, axis=-1, norm=None, out=None):
     """np.fft.ihfft: the inverse of hfft (conjugate of rfft with the opposite normalization).
 
@@ -111,8 +108,7 @@ def _shape_axes(a, s, axes, default_all=True):
 
 
 def _multi(kind, name, axes_default=None):
-    @export(name, fft=True)
-    @numpy_fallback(getattr(np.fft, name), ("a",))
+    @export(name, fft=True, numpy=getattr(np.fft, name), traced=("a",))
     def transform(a, s=None, axes=axes_default, norm=None, out=None):
         a = _asarray(a)
         s, axes = _shape_axes(a, s, axes)
@@ -152,8 +148,7 @@ def _shift(x, axes, sign):
     return roll(x, [sign * (shape[a] // 2) for a in axes], axes) if axes else x
 
 
-@export(fft=True)
-@numpy_fallback(np.fft.fftshift, ("x",))
+@export(fft=True, numpy=np.fft.fftshift, traced=("x",))
 def fftshift(x, axes=None):
     """np.fft.fftshift: the zero frequency moved to the middle.
 
@@ -162,8 +157,7 @@ def fftshift(x, axes=None):
     return _shift(x, axes, 1)
 
 
-@export(fft=True)
-@numpy_fallback(np.fft.ifftshift, ("x",))
+@export(fft=True, numpy=np.fft.ifftshift, traced=("x",))
 def ifftshift(x, axes=None):
     """np.fft.ifftshift: the inverse of fftshift.
 
@@ -172,8 +166,7 @@ def ifftshift(x, axes=None):
     return _shift(x, axes, -1)
 
 
-@export(fft=True)
-@numpy_fallback(np.fft.fftfreq, ("d",))
+@export(fft=True, numpy=np.fft.fftfreq, traced=("d",))
 def fftfreq(n, d=1.0, device=None):
     """np.fft.fftfreq: sample frequencies for n points of spacing d (d may be traced).
 
@@ -182,8 +175,7 @@ def fftfreq(n, d=1.0, device=None):
     return np.fft.fftfreq(operator.index(n)) / d
 
 
-@export(fft=True)
-@numpy_fallback(np.fft.rfftfreq, ("d",))
+@export(fft=True, numpy=np.fft.rfftfreq, traced=("d",))
 def rfftfreq(n, d=1.0, device=None):
     """np.fft.rfftfreq: the non-negative sample frequencies (rfft's) for spacing d.
 

@@ -17,7 +17,7 @@ import numpy as np
 
 from ..ir import Traced, aval_of
 from ..primitives.base import (NAMESPACE, broadcast_to, convert, dtype_or_pytype, export,
-                               float_dtype, full, numpy_fallback)
+                               float_dtype, full)
 from ..primitives.contract import contract
 from ..primitives.elementwise import (absolute, clip, equal, greater, isfinite, isinf, isnan, less,
                           less_equal, logical_and, logical_not, logical_or, not_equal, signbit,
@@ -42,8 +42,7 @@ def _ndim(x):
 
 # ---- differences ------------------------------------------------------------------------------
 
-@export()
-@numpy_fallback(np.diff, ("a", "prepend", "append"))
+@export(numpy=np.diff, traced=("a", "prepend", "append"))
 def diff(a, n=1, axis=-1, prepend=_NoValue, append=_NoValue):
     """np.diff: n-th discrete difference along `axis` (booleans use !=).
 
@@ -119,8 +118,7 @@ def _gradient_axis(f, ax, h, edge_order):
     return concatenate([first, inner, last], ax)
 
 
-@export()
-@numpy_fallback(np.gradient, ("f", "varargs"))
+@export(numpy=np.gradient, traced=("f", "varargs"))
 def gradient(f, *varargs, axis=None, edge_order=1):
     """np.gradient: central differences inside, one-sided (edge_order 1 or 2) at the ends;
     spacing as one scalar, one scalar per axis, or coordinate arrays (which may be traced).
@@ -154,8 +152,7 @@ def gradient(f, *varargs, axis=None, edge_order=1):
 
 # ---- elementwise helpers ----------------------------------------------------------------------
 
-@export()
-@numpy_fallback(np.sinc, ("x",))
+@export(numpy=np.sinc, traced=("x",))
 def sinc(x):
     """np.sinc: sin(pi x) / (pi x), 1 at 0; exact derivatives at 0 too (a Taylor branch).
 
@@ -169,8 +166,7 @@ def sinc(x):
     return where(zero, 1.0 - y2 / 6.0 + y2 * y2 / 120.0, sin(safe) / safe)
 
 
-@export()
-@numpy_fallback(np.nan_to_num, ("x", "nan", "posinf", "neginf"))
+@export(numpy=np.nan_to_num, traced=("x", "nan", "posinf", "neginf"))
 def nan_to_num(x, copy=True, nan=0.0, posinf=None, neginf=None):
     """np.nan_to_num: replace NaN, +inf, -inf (defaults 0, the largest and the most negative
     finite value). The derivative is 1 at finite entries and 0 at replaced ones.
@@ -191,8 +187,7 @@ def nan_to_num(x, copy=True, nan=0.0, posinf=None, neginf=None):
         isposinf(x), fill(posinf, info.max), where(isneginf(x), fill(neginf, info.min), x)))
 
 
-@export()
-@numpy_fallback(np.isposinf, ("x",))
+@export(numpy=np.isposinf, traced=("x",))
 def isposinf(x, out=None):
     """np.isposinf (no gradient).
 
@@ -201,8 +196,7 @@ def isposinf(x, out=None):
     return logical_and(isinf(x), logical_not(signbit(x)))
 
 
-@export()
-@numpy_fallback(np.isneginf, ("x",))
+@export(numpy=np.isneginf, traced=("x",))
 def isneginf(x, out=None):
     """np.isneginf (no gradient).
 
@@ -213,8 +207,7 @@ def isneginf(x, out=None):
 
 # ---- comparisons (no gradient; traced boolean results) ----------------------------------------
 
-@export()
-@numpy_fallback(np.isclose, ("a", "b", "rtol", "atol"))
+@export(numpy=np.isclose, traced=("a", "b", "rtol", "atol"))
 def isclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
     """np.isclose: |a - b| <= atol + rtol |b| elementwise (infinities close only if equal).
 
@@ -230,8 +223,7 @@ def isclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
     return result
 
 
-@export()
-@numpy_fallback(np.allclose, ("a", "b", "rtol", "atol"))
+@export(numpy=np.allclose, traced=("a", "b", "rtol", "atol"))
 def allclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
     """np.allclose: all(isclose(...)); a traced 0-d boolean when traced.
 
@@ -240,8 +232,7 @@ def allclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
     return _all(isclose(a, b, rtol=rtol, atol=atol, equal_nan=equal_nan))
 
 
-@export()
-@numpy_fallback(np.array_equal, ("a1", "a2"))
+@export(numpy=np.array_equal, traced=("a1", "a2"))
 def array_equal(a1, a2, equal_nan=False):
     """np.array_equal: same shape and all elements equal (False if the shapes differ).
 
@@ -256,8 +247,7 @@ def array_equal(a1, a2, equal_nan=False):
     return _all(eq)
 
 
-@export()
-@numpy_fallback(np.array_equiv, ("a1", "a2"))
+@export(numpy=np.array_equiv, traced=("a1", "a2"))
 def array_equiv(a1, a2):
     """np.array_equiv: broadcastable and all elements equal.
 
@@ -271,8 +261,7 @@ def array_equiv(a1, a2):
     return _all(equal(a1, a2))
 
 
-@export()
-@numpy_fallback(np.count_nonzero, ("a",))
+@export(numpy=np.count_nonzero, traced=("a",))
 def count_nonzero(a, axis=None, *, keepdims=False):
     """np.count_nonzero (an integer result).
 
@@ -313,8 +302,7 @@ def _convolve(a, v, mode, corr):
     return contract(getitem(long, idx.astype(np.intp)), short, "kj", "j", "k")
 
 
-@export()
-@numpy_fallback(np.convolve, ("a", "v"))
+@export(numpy=np.convolve, traced=("a", "v"))
 def convolve(a, v, mode="full"):
     """np.convolve of 1-D arrays (modes full, same, valid), as a gather and a contraction.
 
@@ -323,8 +311,7 @@ def convolve(a, v, mode="full"):
     return _convolve(a, v, mode, False)
 
 
-@export()
-@numpy_fallback(np.correlate, ("a", "v"))
+@export(numpy=np.correlate, traced=("a", "v"))
 def correlate(a, v, mode="valid"):
     """np.correlate of 1-D arrays (modes full, same, valid); a complex v is conjugated, as
     NumPy does.
@@ -334,8 +321,7 @@ def correlate(a, v, mode="valid"):
     return _convolve(a, conj(v), mode, True)
 
 
-@export()
-@numpy_fallback(np.interp, ("x", "xp", "fp", "left", "right", "period"))
+@export(numpy=np.interp, traced=("x", "xp", "fp", "left", "right", "period"))
 def interp(x, xp, fp, left=None, right=None, period=None):
     """np.interp: piecewise-linear interpolation (float64). x, xp and fp may all be traced;
     the gradient w.r.t. x is the segment's slope (0 outside [xp[0], xp[-1]]), w.r.t. fp the
@@ -379,8 +365,7 @@ def interp(x, xp, fp, left=None, right=None, period=None):
     return convert(where(less(x, first), lv, where(greater(x, last), rv, res)), np.float64)
 
 
-@export()
-@numpy_fallback(np.polyval, ("p", "x"))
+@export(numpy=np.polyval, traced=("p", "x"))
 def polyval(p, x):
     """np.polyval by Horner's rule (coefficients highest power first); p and x may be traced.
 

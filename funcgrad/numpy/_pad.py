@@ -7,8 +7,7 @@ import operator
 import numpy as np
 
 from ..ir import Traced, aval_of
-from ..primitives.base import (broadcast_to as _broadcast_to, convert, export, full, has_traced,
-                               numpy_fallback)
+from ..primitives.base import broadcast_to as _broadcast_to, convert, export, full, has_traced
 from ..primitives.contract import LETTERS, contract
 from ..primitives.elementwise import floor, rint
 from ..primitives.indexing import getitem, slice_axis
@@ -107,8 +106,7 @@ _PAD_KWARGS = {"constant": {"constant_values"}, "edge": set(), "wrap": set(), "e
                "mean": {"stat_length"}, "median": {"stat_length"}, "minimum": {"stat_length"}}
 
 
-@export()
-@numpy_fallback(np.pad, ("array", "kwargs"))
+@export(numpy=np.pad, traced=("array", "kwargs"))
 def pad(array, pad_width, mode="constant", **kwargs):
     """np.pad. Modes: constant (constant_values, which may be traced), empty (zeros), edge, wrap,
     reflect and symmetric (reflect_type 'even' or 'odd'), linear_ramp (end_values), maximum,

@@ -12,7 +12,7 @@ import operator
 import numpy as np
 
 from ..ir import Traced, aval_of
-from ..primitives.base import broadcast_to, convert, export, is_traced, numpy_fallback, reshape
+from ..primitives.base import broadcast_to, convert, export, is_traced, reshape
 from ..primitives.elementwise import absolute, log10, sign, where
 from ..primitives.shape import _asarray, moveaxis
 from ._shape import _static
@@ -68,8 +68,7 @@ def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis
     return (y, step) if retstep else y
 
 
-@export()
-@numpy_fallback(np.logspace, ("start", "stop", "base"), check=is_traced)
+@export(numpy=np.logspace, traced=("start", "stop", "base"), check=is_traced)
 def logspace(start, stop, num=50, endpoint=True, base=10.0, dtype=None, axis=0):
     """np.logspace; start, stop and base may be traced.
 
@@ -87,8 +86,7 @@ def logspace(start, stop, num=50, endpoint=True, base=10.0, dtype=None, axis=0):
     return moveaxis(y, 0, axis) if axis != 0 else y
 
 
-@export()
-@numpy_fallback(np.geomspace, ("start", "stop"), check=is_traced)
+@export(numpy=np.geomspace, traced=("start", "stop"), check=is_traced)
 def geomspace(start, stop, num=50, endpoint=True, dtype=None, axis=0):
     """np.geomspace; start and stop may be traced (they must be nonzero, as in NumPy). The
     first point is exactly start, the last exactly stop.
@@ -113,8 +111,7 @@ def geomspace(start, stop, num=50, endpoint=True, dtype=None, axis=0):
     return moveaxis(y, 0, axis) if axis != 0 else y
 
 
-@export()
-@numpy_fallback(np.meshgrid, ("xi",), check=is_traced)
+@export(numpy=np.meshgrid, traced=("xi",), check=is_traced)
 def meshgrid(*xi, copy=True, sparse=False, indexing="xy"):
     """np.meshgrid; the coordinate vectors may be traced (each is flattened, as in NumPy).
 

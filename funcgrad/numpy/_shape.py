@@ -20,8 +20,7 @@ import numpy as np
 from .._errors import ConcretizationError, user_frame, where
 from ..ir import Traced, aval_of
 from ..primitives.base import (broadcast_to as _broadcast_to, export, has_traced, is_traced,
-                               normalize_axes, numpy_fallback, reshape as _reshape,
-                               transpose as _transpose)
+                               normalize_axes, reshape as _reshape, transpose as _transpose)
 from ..primitives.indexing import getitem
 from ..primitives.shape import _asarray, _axes_in_order, _axis, concatenate, flip, reshape
 
@@ -54,8 +53,7 @@ def _static(x, what):
 
 # ---- shape queries ------------------------------------------------------------------------
 
-@export("shape")
-@numpy_fallback(np.shape, check=is_traced)
+@export("shape", numpy=np.shape, check=is_traced)
 def shape_(a):
     """np.shape: the shape tuple (known while tracing).
 
@@ -64,8 +62,7 @@ def shape_(a):
     return aval_of(a).shape
 
 
-@export("ndim")
-@numpy_fallback(np.ndim, check=is_traced)
+@export("ndim", numpy=np.ndim, check=is_traced)
 def ndim_(a):
     """np.ndim.
 
@@ -74,8 +71,7 @@ def ndim_(a):
     return aval_of(a).ndim
 
 
-@export("size")
-@numpy_fallback(np.size, ("a",), check=is_traced)
+@export("size", numpy=np.size, traced=("a",), check=is_traced)
 def size_(a, axis=None):
     """np.size (of the whole array, or along `axis`).
 
@@ -269,53 +265,45 @@ def _as_tuple(tup):
     return list(tup) if isinstance(tup, Traced) else tup
 
 
-@export()
+@export(numpy=np.hstack, traced=("tup",))
 def hstack(tup, *, dtype=None, casting="same_kind"):
     """np.hstack: concatenate along axis 1 (axis 0 for 1-D arrays).
 
         >>> fnp.hstack([x, y])
     """
     tup = _as_tuple(tup)
-    if not has_traced(*tup):
-        return np.hstack(tup, dtype=dtype, casting=casting)
     arrs = [atleast_1d(a) for a in tup]
     axis = 0 if arrs and aval_of(arrs[0]).ndim == 1 else 1
     return concatenate(arrs, axis=axis, dtype=dtype, casting=casting)
 
 
-@export("vstack", "row_stack")
+@export("vstack", "row_stack", numpy=np.vstack, traced=("tup",))
 def vstack(tup, *, dtype=None, casting="same_kind"):
     """np.vstack: stack rows (1-D arrays become rows).
 
         >>> fnp.vstack([x, y])
     """
     tup = _as_tuple(tup)
-    if not has_traced(*tup):
-        return np.vstack(tup, dtype=dtype, casting=casting)
     return concatenate([atleast_2d(a) for a in tup], axis=0, dtype=dtype, casting=casting)
 
 
-@export()
+@export(numpy=np.dstack, traced=("tup",))
 def dstack(tup):
     """np.dstack: concatenate along axis 2.
 
         >>> fnp.dstack([x, y])
     """
     tup = _as_tuple(tup)
-    if not has_traced(*tup):
-        return np.dstack(tup)
     return concatenate([atleast_3d(a) for a in tup], axis=2)
 
 
-@export()
+@export(numpy=np.column_stack, traced=("tup",))
 def column_stack(tup):
     """np.column_stack: 1-D arrays become columns.
 
         >>> fnp.column_stack([x, y])
     """
     tup = _as_tuple(tup)
-    if not has_traced(*tup):
-        return np.column_stack(tup)
     arrs = []
     for a in tup:
         a = _asarray(a)
@@ -338,8 +326,7 @@ def _block_depth(x, path=()):
     return 0, aval_of(_asarray(x)).ndim
 
 
-@export()
-@numpy_fallback(np.block, ("arrays",))
+@export(numpy=np.block, traced=("arrays",))
 def block(arrays):
     """np.block: assemble an array from nested lists of blocks.
 

@@ -21,8 +21,8 @@ import operator
 import numpy as np
 
 from ..ir import Traced, aval_of
-from ..primitives.base import (convert, export, has_traced, normalize_axes, numpy_fallback,
-                               reshape as _reshape, transpose as _transpose)
+from ..primitives.base import (convert, export, has_traced, normalize_axes, reshape as _reshape,
+                               transpose as _transpose)
 from ..primitives.elementwise import (ceil, clip, floor, isnan, logical_and, logical_not,
                                       maximum, rint, sqrt, where as _where)
 from ..primitives.indexing import getitem, slice_axis
@@ -52,8 +52,7 @@ def _inexact(x):
 
 # ---- NaN-ignoring reductions ------------------------------------------------------------------
 
-@export()
-@numpy_fallback(np.nansum, ("a", "initial"))
+@export(numpy=np.nansum, traced=("a", "initial"))
 def nansum(a, axis=None, dtype=None, out=None, keepdims=_NoValue, initial=_NoValue,
            where=_NoValue):
     """np.nansum: sum treating NaN as 0 (gradient 0 at NaN entries).
@@ -66,8 +65,7 @@ def nansum(a, axis=None, dtype=None, out=None, keepdims=_NoValue, initial=_NoVal
     return _sum(a, axis=axis, dtype=dtype, keepdims=_kd(keepdims), initial=_initial(initial))
 
 
-@export()
-@numpy_fallback(np.nanprod, ("a", "initial"))
+@export(numpy=np.nanprod, traced=("a", "initial"))
 def nanprod(a, axis=None, dtype=None, out=None, keepdims=_NoValue, initial=_NoValue,
             where=_NoValue):
     """np.nanprod: product treating NaN as 1 (gradient 0 at NaN entries).
@@ -91,8 +89,7 @@ def _count(mask, axis, keepdims):
     return _sum(logical_not(mask), axis=axis, dtype=np.intp, keepdims=keepdims)
 
 
-@export()
-@numpy_fallback(np.nanmean, ("a",))
+@export(numpy=np.nanmean, traced=("a",))
 def nanmean(a, axis=None, dtype=None, out=None, keepdims=_NoValue, *, where=_NoValue):
     """np.nanmean: mean of the non-NaN entries (NaN for an all-NaN slice).
 
@@ -120,8 +117,7 @@ def _nan_extreme(reduce, fill, name, a, axis, out, keepdims, initial, where_):
     return _where(_all(mask, axis=axis, keepdims=kd), np.nan, res)
 
 
-@export()
-@numpy_fallback(np.nanmax, ("a", "initial"))
+@export(numpy=np.nanmax, traced=("a", "initial"))
 def nanmax(a, axis=None, out=None, keepdims=_NoValue, initial=_NoValue, where=_NoValue):
     """np.nanmax: maximum ignoring NaN (NaN for an all-NaN slice; ties share the gradient).
 
@@ -130,8 +126,7 @@ def nanmax(a, axis=None, out=None, keepdims=_NoValue, initial=_NoValue, where=_N
     return _nan_extreme(_max, -np.inf, "nanmax", a, axis, out, keepdims, initial, where)
 
 
-@export()
-@numpy_fallback(np.nanmin, ("a", "initial"))
+@export(numpy=np.nanmin, traced=("a", "initial"))
 def nanmin(a, axis=None, out=None, keepdims=_NoValue, initial=_NoValue, where=_NoValue):
     """np.nanmin: minimum ignoring NaN (NaN for an all-NaN slice; ties share the gradient).
 
@@ -140,8 +135,7 @@ def nanmin(a, axis=None, out=None, keepdims=_NoValue, initial=_NoValue, where=_N
     return _nan_extreme(_min, np.inf, "nanmin", a, axis, out, keepdims, initial, where)
 
 
-@export()
-@numpy_fallback(np.nanvar, ("a", "ddof", "correction"))
+@export(numpy=np.nanvar, traced=("a", "ddof", "correction"))
 def nanvar(a, axis=None, dtype=None, out=None, ddof=0, keepdims=_NoValue, *, where=_NoValue,
            mean=_NoValue, correction=_NoValue):
     """np.nanvar: variance of the non-NaN entries (NaN where count - ddof <= 0).
@@ -167,8 +161,7 @@ def nanvar(a, axis=None, dtype=None, out=None, ddof=0, keepdims=_NoValue, *, whe
     return _where(dof > 0, var, np.nan)
 
 
-@export()
-@numpy_fallback(np.nanstd, ("a", "ddof", "correction"))
+@export(numpy=np.nanstd, traced=("a", "ddof", "correction"))
 def nanstd(a, axis=None, dtype=None, out=None, ddof=0, keepdims=_NoValue, *, where=_NoValue,
            mean=_NoValue, correction=_NoValue):
     """np.nanstd = sqrt(nanvar).
@@ -181,8 +174,7 @@ def nanstd(a, axis=None, dtype=None, out=None, ddof=0, keepdims=_NoValue, *, whe
 
 # ---- average, ptp -------------------------------------------------------------------------------
 
-@export()
-@numpy_fallback(np.average, ("a", "weights"))
+@export(numpy=np.average, traced=("a", "weights"))
 def average(a, axis=None, weights=None, returned=False, *, keepdims=_NoValue):
     """np.average, optionally weighted (weights the shape of a, or 1-D along `axis`); with
     returned=True also the sum of the weights. Weights may be traced.
@@ -219,8 +211,7 @@ def average(a, axis=None, weights=None, returned=False, *, keepdims=_NoValue):
     return avg, scl
 
 
-@export()
-@numpy_fallback(np.ptp, ("a",))
+@export(numpy=np.ptp, traced=("a",))
 def ptp(a, axis=None, out=None, keepdims=_NoValue):
     """np.ptp: max - min along `axis` (tied extremes share the gradient).
 
@@ -242,8 +233,7 @@ def _reduced_first(a, axis):
     return merged, [1 if i in axes else d for i, d in enumerate(shape)]
 
 
-@export()
-@numpy_fallback(np.median, ("a",))
+@export(numpy=np.median, traced=("a",))
 def median(a, axis=None, out=None, overwrite_input=False, keepdims=False):
     """np.median: the mean of the middle one or two sorted values (NaN if the slice has NaN);
     the gradient goes to those elements.
@@ -352,8 +342,7 @@ def _quantile_entry(name, a, q, axis, out, method, keepdims, weights, scale):
     return _quantile(a, q, axis, method, keepdims, weak)
 
 
-@export()
-@numpy_fallback(np.quantile, ("a", "q"))
+@export(numpy=np.quantile, traced=("a", "q"))
 def quantile(a, q, axis=None, out=None, overwrite_input=False, method="linear", keepdims=False,
              *, weights=None):
     """np.quantile with every NumPy method; the result's gradient goes to the one or two order
@@ -365,8 +354,7 @@ def quantile(a, q, axis=None, out=None, overwrite_input=False, method="linear", 
     return _quantile_entry("quantile", a, q, axis, out, method, keepdims, weights, 1)
 
 
-@export()
-@numpy_fallback(np.percentile, ("a", "q"))
+@export(numpy=np.percentile, traced=("a", "q"))
 def percentile(a, q, axis=None, out=None, overwrite_input=False, method="linear",
                keepdims=False, *, weights=None):
     """np.percentile: quantile(a, q / 100).
@@ -390,8 +378,7 @@ def _check_kth(a, kth, axis):
     return a, axis
 
 
-@export()
-@numpy_fallback(np.partition, ("a",))
+@export(numpy=np.partition, traced=("a",))
 def partition(a, kth, axis=-1, kind="introselect", order=None):
     """np.partition. On traced arrays the result is fully sorted along `axis`, which is a
     valid partition for every kth; the gradient flows back to each element's position.
@@ -402,8 +389,7 @@ def partition(a, kth, axis=-1, kind="introselect", order=None):
     return sort(a, axis=axis)
 
 
-@export()
-@numpy_fallback(np.argpartition, ("a",))
+@export(numpy=np.argpartition, traced=("a",))
 def argpartition(a, kth, axis=-1, kind="introselect", order=None):
     """np.argpartition. On traced arrays these are the (stable) sorting indices along
     `axis`, a valid partition for every kth.
@@ -424,8 +410,7 @@ def _rows(x, dtype, transpose):
     return _transpose(x, (1, 0)) if transpose(aval_of(x).shape) else x
 
 
-@export()
-@numpy_fallback(np.cov, ("m", "y", "fweights", "aweights"))
+@export(numpy=np.cov, traced=("m", "y", "fweights", "aweights"))
 def cov(m, y=None, rowvar=True, bias=False, ddof=None, fweights=None, aweights=None, *,
         dtype=None):
     """np.cov: covariance of the rows (variables) of m (and y); fweights/aweights may be traced.
@@ -471,8 +456,7 @@ def cov(m, y=None, rowvar=True, bias=False, ddof=None, fweights=None, aweights=N
     return squeeze(c * np.true_divide(1, fact) if not isinstance(fact, Traced) else c / fact)
 
 
-@export()
-@numpy_fallback(np.corrcoef, ("x", "y"))
+@export(numpy=np.corrcoef, traced=("x", "y"))
 def corrcoef(x, y=None, rowvar=True, *, dtype=None):
     """np.corrcoef: Pearson correlation coefficients, clipped to [-1, 1] as NumPy does.
 

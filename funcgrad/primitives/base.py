@@ -128,10 +128,18 @@ def _accept_sequences(fn):
     return wrapper
 
 
-def export(*names, linalg=False, fft=False):
+def export(*names, linalg=False, fft=False, numpy=None, traced=None, check=None):
     """Decorator: publish a function as funcgrad.numpy.<name> (or funcgrad.numpy.linalg.<name>,
-    funcgrad.numpy.fft.<name>)."""
+    funcgrad.numpy.fft.<name>). numpy: NumPy's own function, which answers every call whose
+    arguments (those named in `traced`) hold no traced value, so plain arrays get exactly
+    NumPy's answer (`numpy_fallback`; `check`: has_traced, the default, or is_traced).
+
+        >>> @export(numpy=np.tile, traced=("A", "reps"))
+        ... def tile(A, reps): ...         # only runs when A or reps holds a traced value
+    """
     def deco(fn):
+        if numpy is not None:
+            fn = numpy_fallback(numpy, traced, check=check or has_traced)(fn)
         table = LINALG if linalg else FFT if fft else NAMESPACE
         for n in names or (fn.__name__.rstrip("_"),):
             table[n] = fn if n in SEQUENCE_ARGS or n.startswith("_") else _accept_sequences(fn)
@@ -161,10 +169,7 @@ def numpy_fallback(np_fn, traced=None, *, check=has_traced):
     arrays get exactly NumPy's answer. `traced` names the parameters to look at (default: every
     argument given; a *args or **kwargs parameter contributes each of its values); `check` is
     has_traced (looks inside lists, tuples and dicts) or is_traced (the values themselves).
-
-        >>> @export()
-        ... @numpy_fallback(np.tile, ("A", "reps"))
-        ... def tile(A, reps): ...         # only runs when A or reps holds a traced value
+    Functions of funcgrad.numpy get it from `export(numpy=...)`.
     """
     def deco(fn):
         sig = inspect.signature(fn)

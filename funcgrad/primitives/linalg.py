@@ -37,7 +37,7 @@ import numpy as np
 
 from ..ir import Aval, Traced, aval_of
 from .base import (all_batched, broadcast_shapes, broadcast_to, convert, define, export,
-                   numpy_fallback, operands_batch, real_dtype, reduce_sum, reshape, transpose)
+                   operands_batch, real_dtype, reduce_sum, reshape, transpose)
 from .contract import matmul
 from .elementwise import conjugate, where
 from .indexing import getitem
@@ -63,7 +63,7 @@ def _public(fn):
     """Export fn as funcgrad.numpy.linalg.<name>; unless an argument holds a traced value,
     NumPy's own function runs."""
     np_fn = getattr(np.linalg, fn.__name__, fn)     # (NumPy 1.x lacks the NumPy 2 names)
-    return export(fn.__name__, linalg=True)(numpy_fallback(np_fn, check=_has_traced)(fn))
+    return export(fn.__name__, linalg=True, numpy=np_fn, check=_has_traced)(fn)
 
 
 def _as_float(*xs):

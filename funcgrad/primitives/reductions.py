@@ -17,9 +17,9 @@ from functools import lru_cache
 import numpy as np
 
 from ..ir import Aval, Traced, aval_of
-from .base import (BatchRule, all_batched, broadcast_in_dim, broadcast_to, convert, define,
-                   export, full, next_axis, normalize_axes, numpy_fallback, plus1, reduce_sum,
-                   reduce_sum_p, reshape as _reshape, shifted_batch, transpose as _transpose)
+from .base import (BatchRule, all_batched, broadcast_in_dim, broadcast_to, convert, define, export,
+                   full, next_axis, normalize_axes, plus1, reduce_sum, reduce_sum_p,
+                   reshape as _reshape, shifted_batch, transpose as _transpose)
 from .elementwise import equal, maximum as _elementwise_max, minimum as _elementwise_min, where
 from .indexing import slice_axis
 from .shape import _asarray, concatenate, flip, ravel, take
@@ -356,8 +356,7 @@ searchsorted_p = define(
     abstract=_searchsorted_abstract, differentiable=False)
 
 
-@export()
-@numpy_fallback(np.searchsorted, ("a", "v", "sorter"))
+@export(numpy=np.searchsorted, traced=("a", "v", "sorter"))
 def searchsorted(a, v, side="left", sorter=None):
     """np.searchsorted: insertion indices of v into the sorted 1-D a (no gradient).
 
