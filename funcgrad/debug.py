@@ -23,7 +23,7 @@ import contextlib
 
 import numpy as np
 
-from . import _nan_checks
+from . import _debug_nans
 from .higher_order import custom_vjp, pure_callback
 from .ir import Traced
 from .primitives.special import debug_callback_p
@@ -38,7 +38,7 @@ class _Checking(contextlib.ContextDecorator):
         self._stack = []
 
     def __enter__(self):
-        cm = _nan_checks.checking(**self.kw)
+        cm = _debug_nans.checking(**self.kw)
         cm.__enter__()
         self._stack.append(cm)
         return self

@@ -10,7 +10,7 @@ import threading
 
 import numpy as np
 
-from . import _nan_checks as nan_checks, ir
+from . import _debug_nans as nan_checks, ir
 from ._errors import add_location, warn_at
 from .ir import Lit, Program, bind_staged
 
@@ -74,7 +74,7 @@ def _eval(prog, args):
     frees = _last_uses(prog)
     override = ir._state.override
     local = _local
-    masked = set() if nan_checks.active() else None     # (fg.debug_nans: _nan_checks.check_eqn)
+    masked = set() if nan_checks.active() else None     # (fg.debug_nans: _debug_nans.check_eqn)
     outer = local.eqn       # (restored after: an equation left here would keep its constants alive)
     try:
         for e, free in zip(prog.eqns, frees):

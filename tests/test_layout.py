@@ -34,7 +34,7 @@ PKG = os.path.join(ROOT, "funcgrad")
 TRANSFORMS = os.path.join(ROOT, "transforms")
 
 LAYERS = [
-    ("base", ["funcgrad._errors", "funcgrad._version", "funcgrad.tree_util", "funcgrad._nan_checks",
+    ("base", ["funcgrad._errors", "funcgrad._version", "funcgrad.tree_util", "funcgrad._debug_nans",
               "funcgrad._config", "funcgrad._recent"]),
     ("ir", ["funcgrad.ir", "funcgrad.ir_dot", "funcgrad.interpreter"]),
     ("primitives", ["funcgrad.primitives"]),
@@ -50,7 +50,7 @@ LAYERS = [
 ]
 # The backend reads the IR and the primitive table only (and its own modules).
 BACKEND_READS = {"funcgrad._errors", "funcgrad._version", "funcgrad.ir", "funcgrad.interpreter",
-                 "funcgrad.primitives", "funcgrad._nan_checks", "funcgrad._config",
+                 "funcgrad.primitives", "funcgrad._debug_nans", "funcgrad._config",
                  "funcgrad._recent"}
 # Edges the layering alone would refuse, each with its reason.
 EXCEPTIONS = {}
@@ -67,7 +67,7 @@ HOOKS = {
     ("funcgrad._errors", "FOREIGN_CALL_EXPLAINERS"): (
         ("funcgrad.numpy._scalar_types", "funcgrad.scipy._foreign"),
         "why a foreign call on a traced value fails"),
-    ("funcgrad._nan_checks", "LISTENERS"): (("funcgrad.api.jit",),
+    ("funcgrad._debug_nans", "LISTENERS"): (("funcgrad.api.jit",),
                                            "fg.jit hears fg.debug_nans switch"),
     ("funcgrad.tiering", "set_loop_compiler"): (("funcgrad.api.jit",),
                                                "a long interpreted loop compiles"),

@@ -1,4 +1,4 @@
-"""Insert fg.debug_nans's checks into a program about to be compiled (funcgrad/_nan_checks.py).
+"""Insert fg.debug_nans's checks into a program about to be compiled (funcgrad/_debug_nans.py).
 
 After every equation with a floating-point output comes `debug_check(y, *inputs)`, whose
 message names the equation's primitive, user line and role; later uses of y read the
@@ -11,7 +11,7 @@ and their values do not count as bad inputs: the replacement is checked instead.
 """
 from __future__ import annotations
 
-from .. import _nan_checks
+from .. import _debug_nans
 from ..ir import Eqn, Program, Var, sub_programs
 from ..primitives.checks import debug_check_p, debug_check_pointwise_p
 
@@ -54,7 +54,7 @@ def insert_checks(prog: Program, infs: bool, _memo=None, _sites=None) -> Program
             if not y.aval.is_float:
                 continue
             checked = Var(y.aval)
-            message = _nan_checks.message(e.prim.name, e.src, infs, where_steps=_nan_checks.STEPS)
+            message = _debug_nans.message(e.prim.name, e.src, infs, where_steps=_debug_nans.STEPS)
             sites[0] += 1
             eqns.append(Eqn(check, [y] + xs, [checked],
                             dict(site=sites[0], message=message, infs=infs), e.src))

@@ -16,7 +16,7 @@ import types
 
 import numpy as np
 
-from .. import _nan_checks as nan_checks
+from .. import _debug_nans as nan_checks
 from .._errors import (FuncgradError, KernelInterrupted, add_location, array_memory_error,
                        loop_memory_error, warn_at)
 from ..interpreter import eval_program

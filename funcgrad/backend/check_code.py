@@ -1,4 +1,4 @@
-"""Generated code of fg.debug_nans's checks (funcgrad/_nan_checks.py, primitives/checks.py).
+"""Generated code of fg.debug_nans's checks (funcgrad/_debug_nans.py, primitives/checks.py).
 
 A check raises FloatingPointError(site, step, kind, ...): the check's site number and the
 step and kind ("scan", "while_loop") of each compiled loop around it (outermost first;

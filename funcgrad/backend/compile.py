@@ -24,7 +24,7 @@ from .codegen import Generator, without_locations
 from .lowerings import lowering
 from .source_text import where_mark
 from ..interpreter import eval_program
-from .._nan_checks import STEPS
+from .._debug_nans import STEPS
 from ..ir import Var, sub_programs
 
 def kernels_made():

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import _nan_checks as nan_checks
+from .. import _debug_nans as nan_checks
 from .._errors import CarryTypeError, loop_memory_error, user_frame, where
 from ..interpreter import eval_program
 from ..ir import Aval, Program, Traced, Var, aval_of, bind_staged

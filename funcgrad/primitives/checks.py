@@ -1,4 +1,4 @@
-"""The check primitives of fg.debug_nans / fg.debug_infs (funcgrad/_nan_checks.py).
+"""The check primitives of fg.debug_nans / fg.debug_infs (funcgrad/_debug_nans.py).
 
 `debug_check[site, message, infs](y, *xs)` is y itself; it raises FloatingPointError(message)
 when y holds a NaN (or, with infs, an infinity) and none of the inputs xs of the equation that
@@ -12,13 +12,13 @@ nothing reads is checked as the interpreter checks it).
 """
 from __future__ import annotations
 
-from .. import _nan_checks
+from .. import _debug_nans
 from .base import define, operands_batch
 
 
 def _impl(y, *xs, site, message, infs):
-    if _nan_checks._bad(y, infs) and not any(_nan_checks._bad(x, infs) for x in xs):
-        raise FloatingPointError(message.replace(_nan_checks.STEPS, ""))
+    if _debug_nans._bad(y, infs) and not any(_debug_nans._bad(x, infs) for x in xs):
+        raise FloatingPointError(message.replace(_debug_nans.STEPS, ""))
     return y
 
 
