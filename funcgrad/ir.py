@@ -247,10 +247,11 @@ class Primitive:
     elements hold, or None. merge(eqn, producer) -> one equation doing what producer and
     then eqn do (a transpose of a transpose), or None. repeats: each output element is a copy
     of an element of input 0, some copied many times (a broadcast: kept lazy, not folded into
-    a literal). moves: each output element is a copy of an input element (reshape, gather, a
-    choice between operands: select): the equation makes no new value, so no NaN or inf of
-    its own (fg.debug_nans does not check it). accumulates(params) -> the binary primitive with which the equation combines
+    a literal). accumulates(params) -> the binary primitive with which the equation combines
     its other inputs into a copy of input 0 (scatter in add mode: add), or None.
+    moves: each output element is a copy of an input element (reshape, gather, a choice
+    between operands: select): the equation makes no new value, so no NaN or inf of its own
+    (fg.debug_nans does not check it).
     """
 
     def __init__(self, name, *, impl, abstract, vjp=None, jvp=None, batch=None,

@@ -273,6 +273,13 @@ def test_primitives_hold_primitives_and_numpy_holds_compositions():
             assert not _defines_primitives(path), f"{name} defines a primitive: move it to primitives/"
 
 
+def _assigned(node):
+    """The targets (tuples unpacked) that an assignment statement writes."""
+    targets = (node.targets if isinstance(node, ast.Assign) else
+               [node.target] if isinstance(node, (ast.AugAssign, ast.AnnAssign)) else [])
+    return [el for t in targets for el in (t.elts if isinstance(t, ast.Tuple) else [t])]
+
+
 def test_rules_are_given_where_the_primitive_is_defined():
     """No module attaches a rule to a primitive after define() (base.define alone stores the
     batch rule it builds)."""
@@ -282,13 +289,10 @@ def test_rules_are_given_where_the_primitive_is_defined():
     found = []
     for name, (path, _) in _modules().items():
         for node in ast.walk(ast.parse(open(path).read())):
-            targets = (node.targets if isinstance(node, ast.Assign) else
-                       [node.target] if isinstance(node, (ast.AugAssign, ast.AnnAssign)) else [])
-            for t in targets:
-                for el in (t.elts if isinstance(t, ast.Tuple) else [t]):
-                    if (isinstance(el, ast.Attribute) and el.attr in fields
-                            and not (isinstance(el.value, ast.Name) and el.value.id == "self")):
-                        found.append(f"{name}:{el.lineno} sets .{el.attr}")
+            for el in _assigned(node):
+                if (isinstance(el, ast.Attribute) and el.attr in fields
+                        and not (isinstance(el.value, ast.Name) and el.value.id == "self")):
+                    found.append(f"{name}:{el.lineno} sets .{el.attr}")
     assert found == ["funcgrad.primitives.base:%d sets .batch" % _define_batch_line()], found
 
 
@@ -314,8 +318,7 @@ def test_primitives_carry_no_backend_detail_and_the_backend_has_one_table():
     """The lowering table is complete when lowerings.py is imported: every primitive has an
     entry that says how to write it, or is one of the documented object-mode primitives."""
     import funcgrad  # noqa: F401
-    from funcgrad.backend.lowerings import LOWERINGS, OBJECT_MODE, lowering
-    from funcgrad.backend.lowerings import Lowering
+    from funcgrad.backend.lowerings import LOWERINGS, OBJECT_MODE, Lowering, lowering
     from funcgrad.ir import Primitive
     from funcgrad.primitives import REGISTRY
     assert not any("numba" in p for p in inspect.signature(Primitive).parameters)
@@ -349,13 +352,6 @@ def test_every_subpackage_is_installed():
 
 
 _MUTATORS = {"append", "extend", "update", "add", "setdefault", "insert"}
-
-
-def _assigned(node):
-    """The targets (tuples unpacked) that an assignment statement writes."""
-    targets = (node.targets if isinstance(node, ast.Assign) else
-               [node.target] if isinstance(node, (ast.AugAssign, ast.AnnAssign)) else [])
-    return [el for t in targets for el in (t.elts if isinstance(t, ast.Tuple) else [t])]
 
 
 def _installers(tree, module_names):

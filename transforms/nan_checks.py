@@ -18,7 +18,6 @@ from ..primitives.checks import debug_check_p, debug_check_pointwise_p
 __all__ = ["insert_checks"]
 
 
-
 def insert_checks(prog: Program, infs: bool, _memo=None, _sites=None) -> Program:
     """prog with a check after each floating-point equation; each check gets its own site
     number (in sub-programs too), which a compiled kernel raises."""

@@ -160,7 +160,7 @@ class Reductions:
         pre.append(f"{carried}_k = np.empty({nc}, {dtype_text(u.aval.dtype)})")
         self.chunk_pre.append(f"{carried} = {zero}")
         self.em.body += [f"if i0 > {lo}:", f"    {oname}{self.em.index(first)} += {carried}",
-                      f"{carried} = {self.em.read(u)}"]
+                         f"{carried} = {self.em.read(u)}"]
         self.chunk_post.append(f"{carried}_k[{c}] = {carried}")
         q = f"{carried}_q"
         edge = re.sub(r"\bi0\b", f"(({q} + 1) * {n} // {nc} - 1)", target)
