@@ -335,7 +335,16 @@ class DroppedDerivativeWarning(RuntimeWarning):
 
 
 class MutationError(FuncgradError, TypeError):
-    """In-place write (item assignment, `+=` on a slice) to a traced array."""
+    """In-place write (item assignment, `+=` on a slice, `out=`) to a traced array."""
+
+
+def out_error(name):
+    """The MutationError for np.<name>(..., out=...) on traced values (PyTorch's in-place
+    `out=` habit): say what happened at the user's line and what to write instead."""
+    return MutationError(f"np.{name}(..., out=...) writes in place into an array"
+                         f"{where(user_frame())}; traced arrays are immutable. Use the return "
+                         f"value instead (y = np.{name}(...)), and y = x.at[idx].set(value) to "
+                         "write into part of an array.")
 
 
 class NonScalarOutputError(FuncgradError, TypeError):

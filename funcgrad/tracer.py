@@ -32,8 +32,8 @@ from ._errors import (INDEX_HINT, LIST_HINT, MASK_HINT, ConcretizationError,
                       DroppedDerivativeWarning, EscapedTracerError, MutationError,
                       UnsupportedFunctionError, add_location, concretization_message,
                       dropped_derivative_message, float_array_message, foreign_call_message,
-                      traceback_user_frame, user_decides, user_expression, user_frame, warn_at,
-                      where)
+                      out_error, traceback_user_frame, user_decides, user_expression, user_frame,
+                      warn_at, where)
 from .ir import Aval, Eqn, Lit, Program, Traced, Var
 from .primitives.base import FFT, FOREIGN_UFUNCS, LINALG, NAMESPACE
 
@@ -493,9 +493,7 @@ class Tracer(Traced):
     # -- NumPy protocols ------------------------------------------------------------------------
     def __array_ufunc__(self, ufunc, method, *inputs, out=None, **kwargs):
         if out is not None:
-            raise MutationError(f"np.{ufunc.__name__}(..., out=...) writes in place into an "
-                                f"array{where(user_frame())}; traced arrays are immutable. "
-                                "Use the return value instead.")
+            raise out_error(ufunc.__name__)
         if method == "__call__":
             name = ufunc.__name__
         elif method == "outer" and ufunc.nin == 2 and ufunc.__name__ in NAMESPACE:

@@ -226,9 +226,14 @@ def test_exceptions_are_still_needed():
 
 
 def test_no_two_modules_share_a_file_name():
-    """funcgrad.numpy (and funcgrad.scipy) mirror NumPy's (SciPy's) module names on purpose."""
+    """funcgrad.numpy.linalg, funcgrad.numpy.fft and funcgrad.scipy mirror NumPy's (SciPy's)
+    public module names on purpose; every other module has a name of its own (a family's
+    compositions, funcgrad/numpy/_shape.py, sit beside its primitives, primitives/shape.py;
+    linear algebra's and the FFT's are _linalg_compositions and _fft_compositions, as
+    linalg names four modules already)."""
+    mirrors = ("funcgrad.numpy.linalg", "funcgrad.numpy.fft")
     names = Counter(n.rpartition(".")[2] for n, (_, init) in _modules().items()
-                    if not init and not n.startswith(("funcgrad.numpy.", "funcgrad.scipy.")))
+                    if not init and n not in mirrors and not n.startswith("funcgrad.scipy."))
     assert [n for n, k in names.items() if k > 1] == []
 
 
@@ -492,3 +497,48 @@ def test_the_name_test_finder_sees_comparisons(tmp_path):
     f.write_text("if e.prim.name == 'scan':\n    pass\nok = prim.name in ('a', 'b')\n"
                  "x = TABLE[e.prim.name]\ny = e.prim.name\n")
     assert _name_tests(str(f)) == [1, 3]
+
+
+def _numpy_openings(path):
+    """Lines of a module that open a function with a hand-written "not traced: call NumPy"
+    branch: `if not isinstance(x, Traced)` (or has_traced / is_traced / any(isinstance(...)),
+    alone or joined with `and`) whose body returns a call of NumPy's (`np.`)."""
+    def negated_check(test):
+        if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And):
+            return all(negated_check(v) for v in test.values)
+        return (isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not)
+                and isinstance(test.operand, ast.Call)
+                and getattr(test.operand.func, "id", None) in ("isinstance", "has_traced",
+                                                               "is_traced", "any"))
+
+    def calls_numpy(node):
+        return any(isinstance(n, ast.Name) and n.id == "np" for n in ast.walk(node))
+
+    found = []
+    for node in ast.walk(ast.parse(open(path).read())):
+        if (isinstance(node, ast.If) and negated_check(node.test) and node.body
+                and isinstance(node.body[0], ast.Return) and node.body[0].value is not None
+                and calls_numpy(node.body[0].value)):
+            found.append(node.lineno)
+    return found
+
+
+def test_numpy_fallbacks_are_given_to_export_or_say_why_not():
+    """Plain arrays get NumPy's answer through export(numpy=np.<name>) (issue: "the backend reads
+    its table", item 5); a function that opens with its own branch says why on that line."""
+    bad = []
+    for name, (path, _) in _modules().items():
+        if name.startswith(("funcgrad.numpy", "funcgrad.primitives")):
+            lines = open(path).read().splitlines()
+            bad += [f"{name}:{n}" for n in _numpy_openings(path) if "#" not in lines[n - 1]]
+    assert bad == [], ("hand-written NumPy fallbacks without a reason: give np.<name> to "
+                       "export(numpy=...) instead, or say on the `if` line why not")
+
+
+def test_the_opening_finder_sees_negated_checks(tmp_path):
+    f = tmp_path / "m.py"
+    f.write_text("def f(a, b):\n    if not isinstance(a, Traced):\n        return np.sin(a)\n"
+                 "    if not has_traced(a) and not is_traced(b):\n        return np.asarray(a).T\n"
+                 "    if not isinstance(a, int):\n        return a\n    if isinstance(a, T):\n"
+                 "        return np.cos(a)\n")
+    assert _numpy_openings(str(f)) == [2, 4]

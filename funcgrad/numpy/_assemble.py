@@ -96,7 +96,7 @@ class _Concatenator:
 
     def __getitem__(self, key):
         pieces = key if isinstance(key, tuple) else (key,)
-        if not has_traced(*pieces):
+        if not has_traced(*pieces):             # (an object's [], not a call: no export)
             return getattr(np, self.name)[key]
         parts = []
         for p in pieces:

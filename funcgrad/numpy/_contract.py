@@ -19,8 +19,8 @@ from ..primitives.shape import moveaxis, stack
 from ._complex import conj
 
 
-@export()
-def dot(a, b):
+@export(numpy=np.dot)
+def dot(a, b, out=None):
     """np.dot.
 
         >>> fnp.dot(W, x)
@@ -55,8 +55,8 @@ def inner(a, b):
     return contract(a, b, la, lb, la[:-1] + lb[:-1])
 
 
-@export()
-def outer(a, b):
+@export(numpy=np.outer)
+def outer(a, b, out=None):
     """np.outer of the flattened inputs."""
     return contract(reshape(a, (-1,)), reshape(b, (-1,)), "i", "j", "ij")
 
@@ -199,8 +199,8 @@ def _interleaved(*args):
     return (subs if out is None else f"{subs}->{word(out)}"), args[0::2]
 
 
-@export()
-def einsum(subscripts, *operands, optimize=None):
+@export(numpy=np.einsum)
+def einsum(subscripts, *operands, out=None, optimize=None):
     """np.einsum (explicit or implicit output, ellipsis, repeated letters, size-1 dimensions
     broadcast as in NumPy; the subscripts string or the interleaved form
     `einsum(A, [0, 1], B, [1, 2], [0, 2])`), contracted pairwise.
@@ -210,21 +210,21 @@ def einsum(subscripts, *operands, optimize=None):
     if not isinstance(subscripts, str):          # interleaved: (op, [0, 1], op, [1], [0])
         subscripts, operands = _interleaved(subscripts, *operands)
     ops = [x if isinstance(x, Traced) else np.asarray(x) for x in operands]
-    subs, out = _parse_einsum(subscripts, tuple(aval_of(x).ndim for x in ops))
+    subs, out_subs = _parse_einsum(subscripts, tuple(aval_of(x).ndim for x in ops))
     ops, subs = _squeeze_broadcast(ops, list(subs))
     for k in range(len(ops)):
-        others = out + "".join(s for m, s in enumerate(subs) if m != k)
+        others = out_subs + "".join(s for m, s in enumerate(subs) if m != k)
         ops[k], subs[k] = _prepare_operand(ops[k], subs[k], others)
     x, s = ops[0], subs[0]
     for k in range(1, len(ops)):
-        later = out + "".join(subs[k + 1:])
+        later = out_subs + "".join(subs[k + 1:])
         keep = "".join(dict.fromkeys(c for c in s + subs[k] if c in later))
         x, s = contract(x, ops[k], s, subs[k], keep), keep
-    x, s = _prepare_operand(x, s, out)
-    if sorted(s) != sorted(out):
+    x, s = _prepare_operand(x, s, out_subs)
+    if sorted(s) != sorted(out_subs):
         # letters of the output that no operand has cannot occur; anything else is a bug
-        raise ValueError(f"einsum: cannot produce output {out!r} from {s!r}")
-    return transpose(x, tuple(s.index(c) for c in out))
+        raise ValueError(f"einsum: cannot produce output {out_subs!r} from {s!r}")
+    return transpose(x, tuple(s.index(c) for c in out_subs))
 
 
 @export()

@@ -20,32 +20,35 @@ from .. import ir
 from ..ir import Traced, aval_of
 from ..primitives.base import (broadcast_in_dim_p, broadcast_to, convert, export, full, has_traced,
                                is_traced, record)
-from ..primitives.shape import has_tracer as _has_tracer, reshape, stack_nested
+from ..primitives.shape import reshape, stack_nested
 from ._shape import _static
 
 
-@export()
-def array(object, dtype=None, copy=True, ndmin=0):
+@export(numpy=np.array, traced=("object",))
+def array(object, dtype=None, *, copy=True, order="K", subok=False, ndmin=0, like=None):
     """np.array; a (nested) list containing traced values is stacked.
 
         >>> fnp.array([x[0], 2 * x[1]])
     """
-    if isinstance(object, Traced) or (isinstance(object, (list, tuple)) and _has_tracer(object)):
-        out = stack_nested(object)
-    else:
-        return np.array(object, dtype=dtype, copy=copy, ndmin=ndmin)
+    out = stack_nested(object)
     if dtype is not None:
         out = convert(out, dtype)
     nd = aval_of(out).ndim
     return reshape(out, (1,) * (ndmin - nd) + aval_of(out).shape) if ndmin > nd else out
 
 
-@export("asarray", "asanyarray", "ascontiguousarray")
-def asarray(a, dtype=None, order=None):
-    """np.asarray; traced values pass through (converted if dtype is given)."""
-    if isinstance(a, Traced) or (isinstance(a, (list, tuple)) and _has_tracer(a)):
+def _as_traced_array(np_fn):
+    @export(np_fn.__name__, numpy=np_fn, traced=("a",))
+    def asarray(a, dtype=None, order=None, **kwargs):
+        """np.asarray (np.asanyarray, np.ascontiguousarray); traced values pass through
+        (converted if dtype is given)."""
         return array(a, dtype=dtype)
-    return np.asarray(a, dtype=dtype)
+    return asarray
+
+
+asarray = _as_traced_array(np.asarray)
+asanyarray = _as_traced_array(np.asanyarray)
+ascontiguousarray = _as_traced_array(np.ascontiguousarray)
 
 
 def _staged(arr):
@@ -62,36 +65,37 @@ def _staged(arr):
     return record(broadcast_in_dim_p, arr, shape=arr.shape, dims=tuple(range(arr.ndim)))
 
 
-def _like(value):
-    def like(a, dtype=None, shape=None):
+def _staging(np_fn):
+    """NumPy's creation function np_fn, its result staged (see _staged)."""
+    return lambda *args, **kwargs: _staged(np_fn(*args, **kwargs))
+
+
+def _like(name, np_fn, value):
+    @export(name, numpy=_staging(np_fn), traced=("a",), check=is_traced)
+    def like(a, dtype=None, order="K", subok=True, shape=None):
         """An array of the shape and dtype of `a` filled with a constant (np.zeros_like etc.)."""
-        if not isinstance(a, Traced):
-            return _staged(np.full_like(a, value, dtype=dtype, shape=shape))
         av = aval_of(a)
         return full(av.shape if shape is None else shape, value, dtype or av.dtype)
     return like
 
 
-zeros_like = export("zeros_like")(_like(0))
-ones_like = export("ones_like")(_like(1))
-empty_like = export("empty_like")(_like(0))
+zeros_like = _like("zeros_like", np.zeros_like, 0)
+ones_like = _like("ones_like", np.ones_like, 1)
+empty_like = _like("empty_like", np.zeros_like, 0)   # zeros, not uninitialised memory
 
 
-@export()
-def full_like(a, fill_value, dtype=None, shape=None):
+@export(numpy=_staging(np.full_like), traced=("a", "fill_value"), check=is_traced)
+def full_like(a, fill_value, dtype=None, order="K", subok=True, shape=None):
     """np.full_like; fill_value may be traced."""
     av = aval_of(a)
     dt = np.dtype(dtype) if dtype is not None else av.dtype
     shp = av.shape if shape is None else tuple(np.atleast_1d(shape))
     if isinstance(fill_value, Traced):
         return broadcast_to(convert(fill_value, dt), shp)
-    if not isinstance(a, Traced):
-        return _staged(np.full_like(a, fill_value, dtype=dtype, shape=shape))
     return full(shp, fill_value, dt)
 
 
-@export("full", numpy=lambda *a, **k: _staged(np.full(*a, **k)),
-        traced=("fill_value",), check=is_traced)
+@export("full", numpy=_staging(np.full), traced=("fill_value",), check=is_traced)
 def full_(shape, fill_value, dtype=None, order="C"):
     """np.full; fill_value may be traced (the shape may not).
 
@@ -158,12 +162,11 @@ def arange(start_or_stop, /, stop=None, step=1, *, dtype=None, device=None, like
     return convert(start + delta * np.arange(n, dtype=dt), dt)
 
 
-@export()
+@export(numpy=lambda x, dtype, /, *, copy=True: np.asarray(x).astype(dtype, copy=copy),
+        traced=("x",), check=is_traced)     # (np.astype itself: NumPy >= 2.1, arrays only)
 def astype(x, dtype, /, *, copy=True):
     """np.astype / x.astype(dtype): convert the dtype (the gradient converts back).
 
         >>> x.astype(np.float32)
     """
-    if not isinstance(x, Traced):
-        return np.asarray(x).astype(dtype, copy=copy)
     return convert(x, dtype)

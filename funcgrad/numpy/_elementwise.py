@@ -4,6 +4,7 @@ funcgrad/primitives/elementwise.py.
 """
 from __future__ import annotations
 
+import numpy as np
 
 from ..primitives.base import export
 from ..primitives.elementwise import rint
@@ -15,8 +16,8 @@ def positive(x):
     return x
 
 
-@export("round", "around", "round_")
-def round_(a, decimals=0):
+@export("round", "around", "round_", numpy=np.round)
+def round_(a, decimals=0, out=None):
     """np.round (half to even); derivative 0.
 
         >>> fnp.round(x, 2)

@@ -15,7 +15,8 @@ from ..ir import Traced, aval_of
 from ..primitives.base import broadcast_to, convert, export, normalize_axes, reshape as _reshape
 from ..primitives.elementwise import (absolute, equal, exp, isfinite, log, logical_and,
                                       logical_not, maximum as _elementwise_max, sign, sqrt, where)
-from ..primitives.reductions import _count, _kept_shape, _plain, argsort, max, min, sum
+from ..primitives.reductions import (_count, _kept_shape, argsort, max, min, numpy_reduction,
+                                      sum)
 from ..primitives.shape import ravel, take_along_axis
 from ._complex import abs2, real, real_dtype
 
@@ -23,20 +24,18 @@ from ._complex import abs2, real, real_dtype
 def _truth(np_fn, reduce, a, axis, keepdims):
     """np.all / np.any: on a traced array the min / max of its truth values; an empty one
     gives NumPy's identity (True / False) with nothing to reduce over."""
-    if not isinstance(a, Traced):
-        return np_fn(a, axis=axis, keepdims=keepdims)
     if aval_of(a).size == 0:
         return np_fn(np.zeros(aval_of(a).shape, bool), axis=axis, keepdims=keepdims)
     return reduce(convert(a, bool), axis=axis, keepdims=keepdims)
 
 
-@export()
+@export(numpy=np.all)
 def all(a, axis=None, out=None, keepdims=False):
     """np.all."""
     return _truth(np.all, min, a, axis, keepdims)
 
 
-@export()
+@export(numpy=np.any)
 def any(a, axis=None, out=None, keepdims=False):
     """np.any."""
     return _truth(np.any, max, a, axis, keepdims)
@@ -55,30 +54,24 @@ def _where_count(a, axis, keepdims, where_):
     return sum(mask, axis=axis, keepdims=keepdims)
 
 
-@export()
+@export(numpy=numpy_reduction(np.mean), traced=("a", "where"))
 def mean(a, axis=None, dtype=None, out=None, keepdims=False, where=None):
     """np.mean, with where= (ints average in float64).
 
         >>> fnp.mean(x, axis=0)
     """
-    res = _plain(np.mean, a, where, axis=axis, dtype=dtype, keepdims=keepdims)
-    if res is not None:
-        return res
     a = a if isinstance(a, Traced) else np.asarray(a)
     dt = np.dtype(dtype) if dtype is not None else _mean_dtype(aval_of(a).dtype)
     total = sum(a, axis=axis, dtype=dt, keepdims=keepdims, where=where)
     return convert(total / _where_count(a, axis, keepdims, where), dt)
 
 
-@export()
+@export(numpy=numpy_reduction(np.var), traced=("a", "where", "ddof"))
 def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, where=None):
     """np.var with ddof and where= (two passes: the mean, then squared deviations from it).
 
         >>> fnp.var(x, axis=0, ddof=1)
     """
-    res = _plain(np.var, a, where, axis=axis, dtype=dtype, ddof=ddof, keepdims=keepdims)
-    if res is not None:
-        return res
     a = a if isinstance(a, Traced) else np.asarray(a)
     dt = np.dtype(dtype) if dtype is not None else _mean_dtype(aval_of(a).dtype)
     a = convert(a, dt)
@@ -89,16 +82,13 @@ def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, where=None):
     return convert(squares / dof, real_dtype(dt))
 
 
-@export()
+@export(numpy=numpy_reduction(np.std), traced=("a", "where", "ddof"))
 def std(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, where=None):
     """np.std = sqrt(var), with ddof and where=; its derivative is infinite where the spread
     is 0.
 
         >>> fnp.std(x, axis=0)
     """
-    res = _plain(np.std, a, where, axis=axis, dtype=dtype, ddof=ddof, keepdims=keepdims)
-    if res is not None:
-        return res
     return sqrt(var(a, axis=axis, dtype=dtype, ddof=ddof, keepdims=keepdims, where=where))
 
 
@@ -148,14 +138,12 @@ def logsumexp(a, axis=None, b=None, keepdims=False, return_sign=False):
     return outs if return_sign else outs[0]
 
 
-@export()
+@export(numpy=np.sort)
 def sort(a, axis=-1, kind=None, order=None, stable=None):
     """np.sort; the gradient flows back to each element's original position.
 
         >>> fnp.sort(x, axis=-1)
     """
-    if not isinstance(a, Traced):
-        return np.sort(a, axis=axis)
     if axis is None:
         a, axis = ravel(a), 0
     return take_along_axis(a, argsort(a, axis), axis)

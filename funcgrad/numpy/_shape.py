@@ -245,15 +245,13 @@ def atleast_3d(*arys):
 
 # ---- stacking and unstacking ----------------------------------------------------------------
 
-@export()
+@export(numpy=lambda x, /, *, axis=0: np.unstack(x, axis=axis))   # (NumPy >= 2.1 has it)
 def unstack(x, /, *, axis=0):
     """np.unstack: the tuple of slices along `axis` (the inverse of stack).
 
         >>> a, b, c = fnp.unstack(x, axis=1)
     """
     x = _asarray(x)
-    if not isinstance(x, Traced):
-        return np.unstack(x, axis=axis)
     nd = aval_of(x).ndim
     if nd == 0:
         raise ValueError("Input array must be at least 1-d.")

@@ -59,7 +59,7 @@ def nansum(a, axis=None, dtype=None, out=None, keepdims=_NoValue, initial=_NoVal
 
         >>> fnp.nansum(x, axis=0)
     """
-    _unsupported("nansum", out=out, where=where)
+    _unsupported("nansum", where=where)
     a = _asarray(a)
     a = _fill_nan(a, 0)
     return _sum(a, axis=axis, dtype=dtype, keepdims=_kd(keepdims), initial=_initial(initial))
@@ -72,7 +72,7 @@ def nanprod(a, axis=None, dtype=None, out=None, keepdims=_NoValue, initial=_NoVa
 
         >>> fnp.nanprod(x, axis=1)
     """
-    _unsupported("nanprod", out=out, where=where)
+    _unsupported("nanprod", where=where)
     return _prod(_fill_nan(_asarray(a), 1), axis=axis, dtype=dtype, keepdims=_kd(keepdims),
                  initial=_initial(initial))
 
@@ -95,7 +95,7 @@ def nanmean(a, axis=None, dtype=None, out=None, keepdims=_NoValue, *, where=_NoV
 
         >>> fnp.nanmean(x, axis=1)
     """
-    _unsupported("nanmean", out=out, where=where)
+    _unsupported("nanmean", where=where)
     a = _asarray(a)
     if not _inexact(a):
         return mean(a, axis=axis, dtype=dtype, keepdims=_kd(keepdims))
@@ -105,7 +105,7 @@ def nanmean(a, axis=None, dtype=None, out=None, keepdims=_NoValue, *, where=_NoV
 
 
 def _nan_extreme(reduce, fill, name, a, axis, out, keepdims, initial, where_):
-    _unsupported(name, out=out, where=where_)
+    _unsupported(name, where=where_)
     a = _asarray(a)
     kd, initial = _kd(keepdims), _initial(initial)
     if not _inexact(a):
@@ -142,7 +142,7 @@ def nanvar(a, axis=None, dtype=None, out=None, ddof=0, keepdims=_NoValue, *, whe
 
         >>> fnp.nanvar(x, axis=0, ddof=1)
     """
-    _unsupported("nanvar", out=out, where=where, mean=mean)
+    _unsupported("nanvar", where=where, mean=mean)
     if correction is not _NoValue:
         if ddof != 0:
             raise ValueError("ddof and correction can't be provided simultaneously.")
@@ -240,7 +240,6 @@ def median(a, axis=None, out=None, overwrite_input=False, keepdims=False):
 
         >>> fnp.median(x, axis=0)
     """
-    _unsupported("median", out=out)
     s, kshape = _reduced_first(_asarray(a), axis)
     s = sort(s, axis=0)
     n = aval_of(s).shape[0]
@@ -326,7 +325,7 @@ def _traced_q(q, scale, what):
 
 
 def _quantile_entry(name, a, q, axis, out, method, keepdims, weights, scale):
-    _unsupported(name, out=out, weights=weights)
+    _unsupported(name, weights=weights)
     what = "Percentiles must be in the range [0, 100]" if scale != 1 else \
         "Quantiles must be in the range [0, 1]"
     if aval_of(_asarray(a)).dtype.kind == "c":

@@ -19,7 +19,7 @@ from functools import lru_cache
 import numpy as np
 
 from .. import ir
-from .._errors import ShapeError, user_frame, where
+from .._errors import ShapeError, out_error, user_frame, where
 from ..ir import Aval, Primitive, Traced, aval_of, bind
 
 REGISTRY: dict[str, Primitive] = ir.PRIMITIVES     # (ir.primitive_named reads it: pickling)
@@ -103,12 +103,6 @@ SEQUENCE_ARGS = {"concatenate", "concat", "stack", "hstack", "vstack", "row_stac
                  "multi_dot", "block", "broadcast_arrays", "einsum", "meshgrid", "select"}
 
 
-def _has_traced_leaf(x):
-    if isinstance(x, Traced):
-        return True
-    return isinstance(x, (list, tuple)) and any(_has_traced_leaf(e) for e in x)
-
-
 def as_array(seq):
     """fnp.array(seq): a list or tuple holding traced values, stacked into one array. Looked up
     in NAMESPACE when called: the stacking binds shape.py's concatenate, whose rules slice with
@@ -119,8 +113,8 @@ def as_array(seq):
 def _accept_sequences(fn):
     """Wrap fn so that list/tuple arguments holding traced values become arrays first."""
     def wrapper(*args, **kwargs):
-        if any(type(a) in (list, tuple) and _has_traced_leaf(a) for a in args):
-            args = [as_array(a) if type(a) in (list, tuple) and _has_traced_leaf(a)
+        if any(type(a) in (list, tuple) and has_traced(a) for a in args):
+            args = [as_array(a) if type(a) in (list, tuple) and has_traced(a)
                     else a for a in args]
         return fn(*args, **kwargs)
     wrapper.__name__, wrapper.__qualname__ = fn.__name__, fn.__qualname__
@@ -138,6 +132,8 @@ def export(*names, linalg=False, fft=False, numpy=None, traced=None, check=None)
         ... def tile(A, reps): ...         # only runs when A or reps holds a traced value
     """
     def deco(fn):
+        if "out" in inspect.signature(fn).parameters:
+            fn = _out_argument(fn, writes_out=numpy is None)
         if numpy is not None:
             fn = numpy_fallback(numpy, traced, check=check or has_traced)(fn)
         table = LINALG if linalg else FFT if fft else NAMESPACE
@@ -145,6 +141,36 @@ def export(*names, linalg=False, fft=False, numpy=None, traced=None, check=None)
             table[n] = fn if n in SEQUENCE_ARGS or n.startswith("_") else _accept_sequences(fn)
         return fn
     return deco
+
+
+def _out_argument(fn, writes_out):
+    """NumPy's `out=` for a function that has the parameter: given with traced values, a
+    MutationError at the user's line (traced arrays are immutable); on plain arrays, NumPy's
+    behaviour (a function with a NumPy fallback, which wraps this one, hands those calls to
+    NumPy; otherwise the result is written into `out`, cast as NumPy casts, and `out` is
+    returned)."""
+    params = list(inspect.signature(fn).parameters.values())
+    at = [p.name for p in params].index("out")
+    positional = params[at].kind in (inspect.Parameter.POSITIONAL_ONLY,
+                                     inspect.Parameter.POSITIONAL_OR_KEYWORD)
+
+    @functools.wraps(fn, updated=())
+    def wrapper(*args, **kwargs):
+        given_at = positional and len(args) > at
+        out = args[at] if given_at else kwargs.get("out")
+        if out is None:
+            return fn(*args, **kwargs)
+        if has_traced(*args, *kwargs.values()):
+            raise out_error(fn.__name__.rstrip("_"))
+        if not writes_out:
+            return fn(*args, **kwargs)
+        if given_at:
+            args = (*args[:at], None, *args[at + 1:])
+        else:
+            kwargs = {k: v for k, v in kwargs.items() if k != "out"}
+        np.copyto(out, fn(*args, **kwargs), casting="same_kind")
+        return out
+    return wrapper
 
 
 def is_traced(*xs):
@@ -179,10 +205,17 @@ def numpy_fallback(np_fn, traced=None, *, check=has_traced):
                             f"{sorted(set(names) - set(sig.parameters))}")
         star = {n: p.kind for n, p in sig.parameters.items()
                 if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD)}
+        slots = None        # without *args, **kwargs: each name's position (or None), no bind
+        if names is not None and not star:
+            slots = [(p.name, i if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) else None)
+                     for i, p in enumerate(sig.parameters.values()) if p.name in names]
 
         def selected(args, kwargs):
             if names is None:
                 return (*args, *kwargs.values())
+            if slots is not None:
+                return [args[i] if i is not None and i < len(args) else kwargs.get(n)
+                        for n, i in slots]
             bound = sig.bind(*args, **kwargs).arguments
             values = []
             for n in names:

@@ -16,10 +16,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._errors import UnsupportedFunctionError
+from .._errors import UnsupportedFunctionError, out_error
 from ..ir import Aval, Traced, aval_of, real_operands
 from .base import (NAMESPACE, apply_elementwise, broadcast_shapes, broadcast_to, convert, define,
-                   dtype_or_pytype, elementwise_abstract, export, full, has_traced, is_traced,
+                   dtype_or_pytype, elementwise_abstract, export, full, has_traced,
                    resolve_ufunc, unit_identity)
 
 LN2, LN10 = float(np.log(2.0)), float(np.log(10.0))
@@ -39,6 +39,10 @@ def _ufunc(ufunc, vjp=None, *, domain="real", aliases=(), name=None, singular=Fa
 
     def fn(*args, **kwargs):
         if kwargs:
+            if not has_traced(*args, *kwargs.values()):
+                return ufunc(*args, **kwargs)       # plain arrays: NumPy's ufunc, every keyword
+            if kwargs.get("out") is not None:
+                raise out_error(name)
             raise UnsupportedFunctionError(
                 f"np.{name}: keyword arguments {sorted(kwargs)} are not supported on traced values")
         if len(args) != ufunc.nin:
@@ -262,7 +266,7 @@ select_p = define("select", impl=lambda c, x, y: np.where(c, x, y), abstract=_se
                   vjp=lambda ct, c, x, y, *, out: (None, where(c, ct, 0.0), where(c, 0.0, ct)))
 
 
-@export()
+@export(numpy=np.where)
 def where(condition, x=None, y=None):
     """np.where(condition, x, y): elementwise choice, traceable; the gradient flows to the chosen
     side. np.where(condition) is np.nonzero(condition) (see funcgrad/numpy/_indexing.py).
@@ -271,23 +275,19 @@ def where(condition, x=None, y=None):
     """
     if (x is None) != (y is None):
         raise ValueError("either both or neither of x and y should be given")
-    if x is None:       # np.where(condition) is np.nonzero(condition): plain arrays get NumPy's
-        # answer; a traced condition its value in the call being traced (integer indices lose
-        # no derivative), a ConcretizationError naming fnp.where(condition, x, y) where there
-        # is none (fg.vmap, loop bodies)
-        if not has_traced(condition):
-            return np.where(condition)
+    if x is None:       # np.where(condition) is np.nonzero(condition): a traced condition
+        # its value in the call being traced (integer indices lose no derivative), a
+        # ConcretizationError naming fnp.where(condition, x, y) where there is none (fg.vmap,
+        # loop bodies)
         return NAMESPACE["nonzero"](NAMESPACE["asarray"](condition))
-    if not is_traced(condition, x, y):
-        return np.where(condition, x, y)
     _, dt = resolve_ufunc(np.add, (dtype_or_pytype(x), dtype_or_pytype(y)))
     x, y, c = convert(x, dt), convert(y, dt), convert(condition, bool)
     shape = broadcast_shapes(aval_of(c).shape, aval_of(x).shape, aval_of(y).shape)
     return select_p.bind(*(broadcast_to(a, shape, force=True) for a in (c, x, y)))
 
 
-@export()
-def clip(a, a_min=None, a_max=None):
+@export(numpy=np.clip)
+def clip(a, a_min=None, a_max=None, out=None):
     """np.clip: a_min where a <= a_min, then a_max where that is >= a_max (NaN stays NaN). The
     derivative with respect to a is 1 strictly inside and 0 at and beyond the bounds.
 

@@ -1,8 +1,8 @@
 """The discrete Fourier transform along one axis: one primitive, `fft[kind, axis, n, norm]`,
 for kind fft, ifft (complex to complex), rfft (real to the n // 2 + 1 non-negative
 frequencies) and irfft (those back to n real values). The input is already cropped or
-zero-padded (funcgrad/numpy/_fft.py does NumPy's `n`): its axis has length n, or n // 2 + 1
-for irfft. The n-dimensional transforms, hfft and ihfft are compositions there.
+zero-padded (funcgrad/numpy/_fft_compositions.py does NumPy's `n`): its axis has length n, or
+n // 2 + 1 for irfft. The n-dimensional transforms, hfft and ihfft are compositions there.
 
 Derivatives. Reverse mode's cotangents are transposes without conjugation (docs/conventions.md),
 and the DFT matrix is symmetric, so the vjp of fft is fft and of ifft is ifft, with the same

@@ -22,7 +22,8 @@ import numpy as np
 from .._errors import ConcretizationError, MutationError, user_frame, where
 from ..ir import Aval, Traced, aval_of
 from ..tree_util import tree_leaves
-from .base import REGISTRY, as_array, batched, broadcast_to, convert, define, export, full
+from .base import (REGISTRY, as_array, batched, broadcast_to, convert, define, export, full,
+                   is_traced)
 from .elementwise import where as select
 
 _NEW, _ARR = ("new",), ("arr",)
@@ -250,7 +251,7 @@ scatter_p = define("scatter", impl=_scatter_impl, abstract=_scatter_abstract, vj
 def getitem(x, idx):
     """x[idx] with NumPy semantics (basic and advanced indexing; traced integer indices too)."""
     spec, arrays = parse_index(aval_of(x).shape, idx)
-    if not isinstance(x, Traced) and not any(isinstance(a, Traced) for a in arrays):
+    if not is_traced(x, *arrays):       # (by hand: after parse_index, its errors and arrays)
         return np.asarray(x)[_build(spec, arrays)]
     if all(s == ("slice", None, None, None) for s in spec) and not arrays:
         return x

@@ -4,8 +4,8 @@ Primitives (each evaluated with the NumPy function of the same name, batched ove
 dimensions): solve, inv, det, slogdet, cholesky, eigh, eigvalsh, svd, svdvals, pinv, eig,
 and lu (scipy.linalg.lu_factor's, for fg.scipy.linalg).
 norm, matrix_power, multi_dot and NumPy 2's aliases are compositions, in
-funcgrad/numpy/_linalg.py. Every vjp rule is written with funcgrad operations (matmul, solve,
-inv, where, ...), so derived programs can be differentiated again.
+funcgrad/numpy/_linalg_compositions.py. Every vjp rule is written with funcgrad operations
+(matmul, solve, inv, where, ...), so derived programs can be differentiated again.
 
 Gradient conventions:
 * Symmetric inputs. eigh, eigvalsh, cholesky, and svd/pinv with hermitian=True read only one
@@ -54,16 +54,11 @@ SVDResult = namedtuple("SVDResult", ["U", "S", "Vh"])
 
 # ---- helpers ----------------------------------------------------------------------------------
 
-def _has_traced(*xs):
-    """Whether any argument is traced, looking inside lists and tuples (of exactly those types)."""
-    return any(isinstance(x, Traced) or (type(x) in (list, tuple) and _has_traced(*x)) for x in xs)
-
-
 def _public(fn):
     """Export fn as funcgrad.numpy.linalg.<name>; unless an argument holds a traced value,
     NumPy's own function runs."""
     np_fn = getattr(np.linalg, fn.__name__, fn)     # (NumPy 1.x lacks the NumPy 2 names)
-    return export(fn.__name__, linalg=True, numpy=np_fn, check=_has_traced)(fn)
+    return export(fn.__name__, linalg=True, numpy=np_fn)(fn)
 
 
 def _as_float(*xs):

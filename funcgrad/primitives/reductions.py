@@ -132,26 +132,22 @@ def _reduction(prim, a, axis, keepdims, dtype=None, initial=None, where_=None, *
     return _keepdims(out, shape, axes, keepdims)
 
 
-def _plain(fn, a, where_, **kwargs):
-    """NumPy's own reduction when nothing is traced (a, the mask, initial= and ddof=: a traced
-    one is differentiated), else None."""
-    if any(isinstance(v, Traced) for v in (a, where_, kwargs.get("initial"), kwargs.get("ddof"))):
-        return None
-    if where_ is not None:
-        kwargs["where"] = where_
-    return fn(a, **{k: v for k, v in kwargs.items() if v is not None or k in ("axis",)})
+def numpy_reduction(np_fn):
+    """NumPy's reduction np_fn, for export(numpy=...): the keywords left at None are not
+    passed on (np.max rejects where=None, np.mean initial=None; funcgrad's own compositions
+    pass them through)."""
+    def call(a, *args, **kwargs):
+        return np_fn(a, *args, **{k: v for k, v in kwargs.items() if v is not None or k == "axis"})
+    return call
 
 
-@export()
+@export(numpy=numpy_reduction(np.sum), traced=("a", "where", "initial"))
 def sum(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=None):
     """np.sum, with where= and initial= (ints and bools sum in the platform integer, as NumPy
     does).
 
         >>> fnp.sum(x ** 2, axis=-1, keepdims=True)
     """
-    res = _plain(np.sum, a, where, axis=axis, dtype=dtype, keepdims=keepdims, initial=initial)
-    if res is not None:
-        return res
     a = a if isinstance(a, Traced) else np.asarray(a)
     if dtype is None:
         dtype = _sum_dtype(aval_of(a).dtype)
@@ -159,15 +155,12 @@ def sum(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=
                       combine=lambda r, i: r + i)
 
 
-@export()
+@export(numpy=numpy_reduction(np.prod), traced=("a", "where", "initial"))
 def prod(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=None):
     """np.prod, with where= and initial=; the gradient is exact where elements are zero.
 
         >>> fnp.prod(x, axis=0)
     """
-    res = _plain(np.prod, a, where, axis=axis, dtype=dtype, keepdims=keepdims, initial=initial)
-    if res is not None:
-        return res
     a = a if isinstance(a, Traced) else np.asarray(a)
     if dtype is None:
         dtype = _sum_dtype(aval_of(a).dtype)
@@ -175,30 +168,24 @@ def prod(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where
                       combine=lambda r, i: r * i)
 
 
-@export("max", "amax")
+@export("max", "amax", numpy=numpy_reduction(np.max), traced=("a", "where", "initial"))
 def max(a, axis=None, out=None, keepdims=False, initial=None, where=None):
     """np.max, with initial= (and where=, which needs initial as in NumPy); tied maxima share
     the gradient equally.
 
         >>> fnp.max(x, axis=1)
     """
-    res = _plain(np.max, a, where, axis=axis, keepdims=keepdims, initial=initial)
-    if res is not None:
-        return res
     return _reduction(reduce_max_p, a, axis, keepdims, None, initial, where,
                       combine=_elementwise_max)
 
 
-@export("min", "amin")
+@export("min", "amin", numpy=numpy_reduction(np.min), traced=("a", "where", "initial"))
 def min(a, axis=None, out=None, keepdims=False, initial=None, where=None):
     """np.min, with initial= (and where=, which needs initial as in NumPy); tied minima share
     the gradient equally.
 
         >>> fnp.min(x, axis=1)
     """
-    res = _plain(np.min, a, where, axis=axis, keepdims=keepdims, initial=initial)
-    if res is not None:
-        return res
     return _reduction(reduce_min_p, a, axis, keepdims, None, initial, where,
                       combine=_elementwise_min)
 
@@ -230,9 +217,7 @@ argmin_p = define("argmin", exact=True, impl=lambda x, *, axis: np.asarray(np.ar
                   abstract=_argabstract, differentiable=False, batch=BatchRule(_arg_batch))
 
 
-def _arg(prim, npfn, a, axis, keepdims):
-    if not isinstance(a, Traced):
-        return npfn(a, axis=axis, keepdims=keepdims)
+def _arg(prim, a, axis, keepdims):
     nd = aval_of(a).ndim
     ax = None if axis is None else normalize_axes(axis, nd)[0]
     out = prim.bind(a, axis=ax)
@@ -242,16 +227,16 @@ def _arg(prim, npfn, a, axis, keepdims):
     return out
 
 
-@export()
+@export(numpy=np.argmax)
 def argmax(a, axis=None, out=None, keepdims=False):
     """np.argmax (no gradient: the result is an integer)."""
-    return _arg(argmax_p, np.argmax, a, axis, keepdims)
+    return _arg(argmax_p, a, axis, keepdims)
 
 
-@export()
+@export(numpy=np.argmin)
 def argmin(a, axis=None, out=None, keepdims=False):
     """np.argmin (no gradient: the result is an integer)."""
-    return _arg(argmin_p, np.argmin, a, axis, keepdims)
+    return _arg(argmin_p, a, axis, keepdims)
 
 
 def _cumsum_vjp(ct, x, *, out, axis):
@@ -300,9 +285,7 @@ cumprod_p = define("cumprod", impl=lambda x, *, axis: np.cumprod(x, axis=axis, d
                    batch=shifted_batch("axis", next_axis))
 
 
-def _cumulative(prim, npfn, a, axis, dtype):
-    if not isinstance(a, Traced):
-        return npfn(a, axis=axis, dtype=dtype)
+def _cumulative(prim, a, axis, dtype):
     if axis is None:
         a, axis = ravel(a), 0
     a = convert(a, dtype if dtype is not None else _sum_dtype(aval_of(a).dtype))
@@ -310,22 +293,22 @@ def _cumulative(prim, npfn, a, axis, dtype):
     return prim.bind(a, axis=axis)
 
 
-@export()
+@export(numpy=np.cumsum)
 def cumsum(a, axis=None, dtype=None, out=None):
     """np.cumsum.
 
         >>> fnp.cumsum(x, axis=0)
     """
-    return _cumulative(cumsum_p, np.cumsum, a, axis, dtype)
+    return _cumulative(cumsum_p, a, axis, dtype)
 
 
-@export()
+@export(numpy=np.cumprod)
 def cumprod(a, axis=None, dtype=None, out=None):
     """np.cumprod; its gradient is exact where the inputs are 0 (no division by them).
 
         >>> fnp.cumprod(x)
     """
-    return _cumulative(cumprod_p, np.cumprod, a, axis, dtype)
+    return _cumulative(cumprod_p, a, axis, dtype)
 
 
 argsort_p = define("argsort", impl=lambda x, *, axis: np.argsort(x, axis=axis, kind="stable"),
@@ -333,11 +316,13 @@ argsort_p = define("argsort", impl=lambda x, *, axis: np.argsort(x, axis=axis, k
                    batch=shifted_batch("axis", next_axis))
 
 
-@export()
+def _stable_argsort(a, axis=-1, kind=None, order=None, stable=None):
+    return np.argsort(a, axis=axis, kind="stable", order=order)
+
+
+@export(numpy=_stable_argsort)      # stable on plain arrays too: the same order either way
 def argsort(a, axis=-1, kind=None, order=None, stable=None):
     """np.argsort (always stable; no gradient)."""
-    if not isinstance(a, Traced):
-        return np.argsort(a, axis=axis, kind="stable")
     if axis is None:
         a, axis = ravel(a), 0
     return argsort_p.bind(a, axis=normalize_axes(axis, aval_of(a).ndim)[0])

@@ -14,9 +14,7 @@ import operator
 
 import numpy as np
 
-from .._errors import MutationError, user_frame, where
 from ..ir import Aval, Traced, aval_of
-from ..tree_util import tree_leaves
 from .base import (convert, define, dtype_or_pytype, export, has_traced, next_axis,
                    normalize_axes, plus1, reshape as _reshape, shape_error, shifted_batch,
                    transpose as _transpose)
@@ -87,7 +85,7 @@ def reshape(a, shape=None, order="C", *, newshape=None, copy=None):
     if shape is None:
         raise TypeError("reshape() missing required argument 'shape'")
     a = _asarray(a)
-    if not isinstance(a, Traced):
+    if not isinstance(a, Traced):   # (by hand: newshape= is gone from NumPy 2.4, copy= new in 2.1)
         return np.reshape(a, shape, order=order) if copy is None else \
             np.reshape(a, shape, order=order, copy=copy)
     shape = _infer_shape(shape, aval_of(a).size)
@@ -100,15 +98,13 @@ def reshape(a, shape=None, order="C", *, newshape=None, copy=None):
     raise ValueError(f"order must be one of 'C', 'F', 'A' (got {order!r})")
 
 
-@export("ravel", "flatten")
+@export("ravel", "flatten", numpy=np.ravel)
 def ravel(a, order="C"):
     """np.ravel: the elements as a 1-D array, in C (or 'F') order.
 
         >>> fnp.ravel(x)
     """
     a = _asarray(a)
-    if not isinstance(a, Traced):
-        return np.ravel(a, order=order)
     return reshape(a, (-1,), "F" if order == "F" else "C")
 
 
@@ -174,14 +170,7 @@ concatenate_p = define("concatenate", exact=True, moves=True,
                        batch=shifted_batch("axis", next_axis))
 
 
-def _no_out(name, out):
-    if out is not None:
-        raise MutationError(f"np.{name}(..., out=...) writes in place into an array"
-                            f"{where(user_frame())}; traced arrays are immutable. Use the return "
-                            "value instead.")
-
-
-@export("concatenate", "concat")
+@export("concatenate", "concat", numpy=np.concatenate)
 def concatenate(arrays, axis=0, out=None, *, dtype=None, casting="same_kind"):
     """np.concatenate; `arrays` may mix traced values, arrays and lists (axis=None ravels).
 
@@ -190,9 +179,6 @@ def concatenate(arrays, axis=0, out=None, *, dtype=None, casting="same_kind"):
     if isinstance(arrays, Traced):      # a traced array is the sequence of its rows
         arrays = list(arrays)
     arrays = [_asarray(a) for a in arrays]
-    if not has_traced(*arrays):
-        return np.concatenate(arrays, axis=axis, out=out, dtype=dtype, casting=casting)
-    _no_out("concatenate", out)
     if axis is None:
         arrays, axis = [ravel(a) for a in arrays], 0
     if not arrays:
@@ -219,7 +205,7 @@ def concatenate(arrays, axis=0, out=None, *, dtype=None, casting="same_kind"):
     return concatenate_p.bind(*arrays, axis=axis)
 
 
-@export()
+@export(numpy=np.stack)
 def stack(arrays, axis=0, out=None, *, dtype=None, casting="same_kind"):
     """np.stack: join along a new axis.
 
@@ -228,9 +214,6 @@ def stack(arrays, axis=0, out=None, *, dtype=None, casting="same_kind"):
     if isinstance(arrays, Traced):
         arrays = list(arrays)
     arrays = [_asarray(a) for a in arrays]
-    if not has_traced(*arrays):
-        return np.stack(arrays, axis=axis, out=out, dtype=dtype, casting=casting)
-    _no_out("stack", out)
     shapes = {aval_of(a).shape for a in arrays}
     if len(shapes) != 1:
         raise shape_error(f"all input arrays must have the same shape, got {sorted(shapes)}")
@@ -240,17 +223,12 @@ def stack(arrays, axis=0, out=None, *, dtype=None, casting="same_kind"):
                        casting=casting)
 
 
-def has_tracer(obj):
-    """Whether any leaf of the pytree obj is traced."""
-    return any(isinstance(x, Traced) for x in tree_leaves(obj))
-
-
 def stack_nested(obj):
     """What np.array makes of obj, where obj is traced or a (nested) list or tuple holding
     traced values: those stacked into one traced array (fnp.array without dtype or ndmin)."""
     if isinstance(obj, Traced):
         return obj
-    if isinstance(obj, (list, tuple)) and has_tracer(obj):
+    if isinstance(obj, (list, tuple)) and has_traced(obj):
         return stack([stack_nested(o) for o in obj])
     return np.array(obj)
 
@@ -263,7 +241,7 @@ rev_p = define("rev", exact=True, moves=True, impl=lambda x, *, axes: np.flip(x,
                batch=shifted_batch("axes", plus1))
 
 
-@export()
+@export(numpy=np.flip)
 def flip(m, axis=None):
     """np.flip.
 
@@ -271,11 +249,7 @@ def flip(m, axis=None):
     """
     m = _asarray(m)
     axes = normalize_axes(axis, aval_of(m).ndim)
-    if not axes:
-        return m
-    if not isinstance(m, Traced):
-        return np.flip(m, axes)
-    return rev_p.bind(m, axes=axes)
+    return rev_p.bind(m, axes=axes) if axes else m
 
 
 # ---- take, take_along_axis ---------------------------------------------------------------
@@ -290,7 +264,7 @@ def _index_operand(indices):
     return np.asarray(indices)
 
 
-@export()
+@export(numpy=np.take)
 def take(a, indices, axis=None, out=None, mode="raise"):
     """np.take: elements at `indices` along `axis` (of the flattened array when axis is None);
     indices may be traced. mode 'raise' (out-of-range concrete indices are an IndexError),
@@ -298,12 +272,7 @@ def take(a, indices, axis=None, out=None, mode="raise"):
 
         >>> fnp.take(x, [0, 2], axis=1)
     """
-    idx = _index_operand(indices)
-    if not isinstance(a, Traced) and not isinstance(idx, Traced):
-        return np.take(a, idx, axis=axis, out=out, mode=mode)
-    if out is not None:
-        raise MutationError(f"np.take(..., out=...) writes in place{where(user_frame())}; traced "
-                            "arrays are immutable. Use the return value instead.")
+    a, idx = _asarray(a), _index_operand(indices)
     if axis is None:
         a, axis = ravel(a), 0
     nd = aval_of(a).ndim
@@ -321,15 +290,13 @@ def take(a, indices, axis=None, out=None, mode="raise"):
     return getitem(a, (slice(None),) * axis + (idx,))
 
 
-@export()
+@export(numpy=np.take_along_axis)
 def take_along_axis(arr, indices, axis=-1):
     """np.take_along_axis (sorting indices, argmax with keepdims, ...); indices may be traced.
 
         >>> fnp.take_along_axis(x, fnp.argsort(x, axis=1), axis=1)
     """
-    indices = _index_operand(indices)
-    if not isinstance(arr, Traced) and not isinstance(indices, Traced):
-        return np.take_along_axis(arr, indices, axis=axis)
+    arr, indices = _asarray(arr), _index_operand(indices)
     if aval_of(indices).dtype.kind not in "iu":
         raise IndexError("`indices` must be an integer array")
     shape = aval_of(arr).shape

@@ -309,8 +309,6 @@ def multi_dot(arrays, *, out=None):
         >>> fnp.linalg.multi_dot([A, B, C, v])
     """
     arrays = list(arrays)
-    if out is not None:
-        raise NotImplementedError("multi_dot(out=...) writes in place; use the return value")
     if len(arrays) < 2:
         raise ValueError("Expecting at least two arrays.")
     first, last = aval_of(arrays[0]).ndim, aval_of(arrays[-1]).ndim
