@@ -2,7 +2,7 @@
 
     .venv/bin/python docs/gen_api.py            # rewrites docs/api.md
 
-Every public name of funcgrad and of its libraries (fg.nn, fg.optim, fg.optimize, fg.scipy,
+Every public name of funcgrad and of its libraries (fg.nn, fg.random, fg.optim, fg.optimize, fg.scipy,
 fg.scipy.special, fg.scipy.linalg, fg.scipy.stats.<distribution>, fg.tree_util,
 fg.flatten_util) with its signature, the first paragraph of its docstring and the example
 from it; funcgrad.numpy as the list of the NumPy names it provides.
@@ -19,7 +19,7 @@ import funcgrad as fg
 import funcgrad.numpy as fnp
 
 OUT = pathlib.Path(__file__).resolve().parent / "api.md"
-LIBRARIES = ["nn", "optim", "optimize", "scipy", "scipy.special", "scipy.linalg",
+LIBRARIES = ["nn", "random", "optim", "optimize", "scipy", "scipy.special", "scipy.linalg",
              *[f"scipy.stats.{d}" for d in fg.scipy.stats.__all__], "tree_util", "flatten_util", "dask"]
 
 

@@ -536,6 +536,12 @@ def _user_derivatives(x, y):
 _remat = fg.checkpoint(lambda x: fnp.tanh(fnp.sin(x) * 2.0) * x)
 
 
+def _random(x, key):
+    """Draws (random_bits, from batched first counters too) and a reparameterised one."""
+    return {"normal": x * fg.random.normal(key, (3,)), "bits": fg.random.bits(key, (5,)),
+            "split": fg.random.split(key, 3), "fold_in": fg.random.fold_in(key, 9)}
+
+
 MISC_CASES = [
     Case("searchsorted-interp", _searchsorted,
          (np.array([-1.0, 0.0, 0.0, 1.5, 3.0]),
@@ -607,4 +613,5 @@ COMPLEX_CASES = [
 
 ARRAY_CASES = (ELEMENTWISE_ARRAY_CASES + [MIXED_DTYPES] + REDUCTION_CASES + [INT_BOOL_REDUCTIONS]
                + SHAPE_CASES + INDEXING_CASES + CONTRACT_CASES + LINALG_CASES + MISC_CASES
-               + CONTROL_CASES + COMPLEX_CASES)
+               + CONTROL_CASES + COMPLEX_CASES
+               + [Case("random", _random, (rand((3,), layout="rev"), np.array([7, 123], np.uint32)))])

@@ -72,7 +72,8 @@ def exact_ops(x, y, k):
             k.astype(x.dtype), (x > 0).astype(x.dtype), k & (k * 3), k | 3, k ^ k[::-1], ~k,
             fnp.flip(x), fnp.concatenate([x, y]), x[i],
             x.at[i].set(y[:5]), fnp.reshape(x, (n // 4, 4)).T, x[:, None] * y[None, :],
-            fnp.argmax(x), fnp.argmin(y), fnp.searchsorted(np.array([-1.0, 0.0, 2.0]), y))
+            fnp.argmax(x), fnp.argmin(y), fnp.searchsorted(np.array([-1.0, 0.0, 2.0]), y),
+            fg.random.bits(fnp.astype(k[:2], np.uint32), (3,)))
 
 
 def exact_control(x, y):

@@ -166,9 +166,17 @@ def _per_example_loop_grads(x, y):
 
 
 # cases of several arguments (not tables) twice, with two axis assignments
+def _random_draws(x, key):
+    """Draws from a batch of keys (random_bits with batched keys and first counters)."""
+    return {"normal": x + fg.random.normal(key, (3,)), "uniform": fg.random.uniform(key, (2,)),
+            "split": fg.random.split(key, 2), "fold_in": fg.random.fold_in(key, 5)}
+
+
 CASES = [VCase(c.id + ("/axes2" if shift else ""), c.fn, c.args, shift=shift)
          for c in mc.ARRAY_CASES for shift in (0, 1)
-         if not shift or not isinstance(c.args[0], dict)]
+         if (not shift or not isinstance(c.args[0], dict)) and c.id != "random"]
+# (matrix_cases' "random" is batched by "random-draws" below, whose place in the list keeps
+# every other case's axes)
 for _dtype in (np.float64, np.float32, np.float16, np.int64, np.bool_):
     _ops, _X = mc.pointwise_grid(_dtype)
     CASES.append(VCase(f"pointwise-{np.dtype(_dtype).name}", _pointwise_fn(_ops), (_X,),
@@ -177,6 +185,7 @@ CASES += [
     VCase("per-example-grads", _per_example_grads, (mc.rand((2, 3)), mc.rand((2, 3)))),
     VCase("per-example-grads-indexing", _grad_of_indexing, mc.INDEXING_CASES[1].args),
     VCase("per-example-grads-control-flow", _per_example_loop_grads, mc.CONTROL_CASES[0].args),
+    VCase("random-draws", _random_draws, (mc.rand((3,)), np.array([7, 123], np.uint32))),
 ]
 
 

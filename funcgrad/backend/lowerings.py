@@ -257,6 +257,7 @@ LOWERINGS = {
     "cofactor": Lowering(statement=st.lapack("lapack_cofactor", fails="SVD did not converge"),
                          fresh=True),
     "fft": Lowering(statement=st.fft, fresh=True),
+    "random_bits": Lowering(statement=st.random_bits, fresh=True),
     # fg.debug_nans's checks (check_code.py; the statement also gets the loop steps around
     # it); in loop nests the pointwise check's template is the unchecked value, for code that
     # only counts scalar expressions

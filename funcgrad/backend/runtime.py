@@ -29,3 +29,34 @@ def dot(a, b):
 def dot_into(a, b, out):
     """out = a @ b for 2-d a, b and a C-contiguous 2-d out (a slice of a batch)."""
     np.dot(a, b, out)
+
+
+_MASK = np.uint64(0xFFFFFFFF)
+
+
+@_cached
+def threefry_bits(keys, starts, n):
+    """(batch, 2) uint32 keys and first counters -> (batch, n) uint32 words: words 2j and
+    2j + 1 are Threefry-2x32 (20 rounds) of the key and the 64-bit counter start + j, as
+    primitives/threefry.py computes them (32-bit sums in 64-bit integers, masked)."""
+    out = np.empty((keys.shape[0], n), np.uint32)
+    rot = (13, 15, 26, 6, 17, 29, 16, 24)
+    for b in range(keys.shape[0]):
+        k0, k1 = np.uint64(keys[b, 0]), np.uint64(keys[b, 1])
+        ks = (k0, k1, k0 ^ k1 ^ np.uint64(0x1BD11BDA))
+        first = np.uint64(starts[b, 0]) | (np.uint64(starts[b, 1]) << np.uint64(32))
+        for j in range((n + 1) // 2):
+            c = first + np.uint64(j)
+            x0, x1 = ((c & _MASK) + ks[0]) & _MASK, ((c >> np.uint64(32)) + ks[1]) & _MASK
+            for group in range(5):
+                for i in range(4):
+                    r = np.uint64(rot[4 * (group % 2) + i])
+                    x0 = (x0 + x1) & _MASK
+                    x1 = ((x1 << r) | (x1 >> (np.uint64(32) - r))) & _MASK
+                    x1 = x1 ^ x0
+                x0 = (x0 + ks[(group + 1) % 3]) & _MASK
+                x1 = (x1 + ks[(group + 2) % 3] + np.uint64(group + 1)) & _MASK
+            out[b, 2 * j] = x0
+            if 2 * j + 1 < n:
+                out[b, 2 * j + 1] = x1
+    return out

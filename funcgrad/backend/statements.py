@@ -327,6 +327,17 @@ def _unstacked(o, result, aval):
     return f"{o} = {result}.reshape({tuple_text(aval.shape)})"
 
 
+def random_bits(outs, ins, e):
+    """Threefry-2x32 words for each key of a stack and its first counter (runtime.threefry_bits,
+    disk-cached)."""
+    keys, out = e.inputs[0].aval, e.outputs[0].aval
+    (o,), (k, s) = outs, ins
+    batch, n = int(np.prod(keys.shape[:-1], dtype=np.int64)), int(np.prod(e.params["shape"]))
+    return [f"{o}_k = np.ascontiguousarray({k}).reshape(({batch}, 2))",
+            f"{o}_s = np.ascontiguousarray({s}).reshape(({batch}, 2))",
+            f"{o}_r = _vm.threefry_bits({o}_k, {o}_s, {n})", _unstacked(o, f"{o}_r", out)]
+
+
 def _failing(o, prim, flag, message):
     """Raise NumPy's LinAlgError where a LAPACK function's `flag` says it failed, marked with
     the primitive and the value (where_mark), so that the kernel's caller names the line."""
