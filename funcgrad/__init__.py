@@ -33,6 +33,7 @@ from .ir import Program
 from . import numpy  # noqa: F401  (funcgrad.numpy)
 from . import nn  # noqa: F401  (fg.nn)
 from . import random  # noqa: F401  (fg.random)
+from .nn import initializers as _initializers  # noqa: F401,E402  (fg.nn.initializers)
 from . import optim  # noqa: F401  (fg.optim)
 from . import flatten_util, optimize, scipy  # noqa: F401  (fg.flatten_util, fg.optimize, fg.scipy)
 from .ode import ODEError, odeint

@@ -321,7 +321,7 @@ def truncated_normal(key, lower, upper, shape=None, dtype=np.float64):
     shape = _result_shape(shape, lower, upper)
     u = _open_unit(_check_key(key, "truncated_normal"), shape, dt)
     a, b = ndtr(lower), ndtr(upper)
-    return fnp.clip(ndtri(a + (b - a) * u), lower, upper)
+    return fnp.astype(fnp.clip(ndtri(a + (b - a) * u), lower, upper), dt)
 
 
 def multivariate_normal(key, mean, cov, shape=None, dtype=np.float64):
