@@ -11,11 +11,13 @@ whole training loops compiled as one kernel (`fit`).
     >>> round(float(params["w"]), 2), round(float(params["b"]), 2)
     (2.0, 1.0)
 
-See updates.py (transformations and the named optimizers), schedules.py and training.py.
+See updates.py (transformations and the named optimizers), schedules.py, training.py and
+losses.py (fg.optim.losses: optax's loss functions).
 """
 from .schedules import (constant_schedule, cosine_decay_schedule, exponential_decay,
                         join_schedules, linear_schedule, piecewise_constant_schedule,
                         polynomial_schedule, warmup_cosine_decay_schedule)
+from . import losses  # noqa: F401  (fg.optim.losses)
 from .training import FitResult, batch_indices, fit
 from .updates import (GradientTransformation, InjectHyperparamsState, adagrad, adam, adamw,
                       add_decayed_weights, apply_updates, chain, clip_by_global_norm, global_norm,
