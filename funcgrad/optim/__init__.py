@@ -17,7 +17,9 @@ losses.py (fg.optim.losses: optax's loss functions).
 from .schedules import (constant_schedule, cosine_decay_schedule, exponential_decay,
                         join_schedules, linear_schedule, piecewise_constant_schedule,
                         polynomial_schedule, warmup_cosine_decay_schedule)
-from . import losses  # noqa: F401  (fg.optim.losses)
+from . import adaptive, losses, wrappers  # noqa: F401  (fg.optim.losses)
+from .adaptive import *  # noqa: F401,F403  (adaptive.__all__: more named optimizers)
+from .wrappers import *  # noqa: F401,F403  (wrappers.__all__: masked, MultiSteps, ...)
 from .training import FitResult, batch_indices, fit
 from .updates import (GradientTransformation, InjectHyperparamsState, adagrad, adam, adamw,
                       add_decayed_weights, apply_updates, chain, clip_by_global_norm, global_norm,
@@ -31,4 +33,5 @@ __all__ = ["fit", "FitResult", "batch_indices", "GradientTransformation", "Injec
            "scale_by_learning_rate", "scale_by_lion", "scale_by_rms", "scale_by_rss",
            "scale_by_schedule", "scale_by_stddev", "sgd", "trace", "constant_schedule",
            "cosine_decay_schedule", "exponential_decay", "join_schedules", "linear_schedule",
-           "piecewise_constant_schedule", "polynomial_schedule", "warmup_cosine_decay_schedule"]
+           "piecewise_constant_schedule", "polynomial_schedule", "warmup_cosine_decay_schedule",
+           "losses", *adaptive.__all__, *wrappers.__all__]
