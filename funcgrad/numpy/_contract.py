@@ -11,9 +11,10 @@ from functools import lru_cache
 import numpy as np
 
 from ..ir import Traced, aval_of
-from ..primitives.base import (broadcast_shapes, broadcast_to, convert, export, normalize_axes,
+from ..primitives.base import (broadcast_shapes, broadcast_to, export, normalize_axes,
                                reduce_sum, reshape, shape_error, transpose)
 from ..primitives.contract import LETTERS, contract
+from ..primitives.reductions import sum as _sum
 from ..primitives.indexing import getitem
 from ..primitives.shape import moveaxis, stack
 from ._complex import conj
@@ -100,11 +101,11 @@ def diagonal(a, offset=0, axis1=0, axis2=1):
     return getitem(a, (Ellipsis, rows, cols))
 
 
-@export()
+@export(numpy=np.trace)
 def trace(a, offset=0, axis1=0, axis2=1, dtype=None, out=None):
-    """np.trace: sum of a diagonal."""
+    """np.trace: sum of a diagonal (ints sum in the platform integer, as NumPy's)."""
     d = diagonal(a, offset, axis1, axis2)
-    return reduce_sum(d if dtype is None else convert(d, dtype), (aval_of(d).ndim - 1,))
+    return _sum(d, axis=-1, dtype=dtype)
 
 
 @lru_cache(maxsize=512)

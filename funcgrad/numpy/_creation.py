@@ -38,12 +38,12 @@ def array(object, dtype=None, *, copy=True, order="K", subok=False, ndmin=0, lik
 
 
 def _as_traced_array(np_fn):
-    @export(np_fn.__name__, numpy=np_fn, traced=("a",))
-    def asarray(a, dtype=None, order=None, **kwargs):
+    def asarray(a, dtype=None, *args, **kwargs):
         """np.asarray (np.asanyarray, np.ascontiguousarray); traced values pass through
         (converted if dtype is given)."""
         return array(a, dtype=dtype)
-    return asarray
+    asarray.__name__ = asarray.__qualname__ = np_fn.__name__
+    return export(np_fn.__name__, numpy=np_fn, traced=("a",))(asarray)
 
 
 asarray = _as_traced_array(np.asarray)
@@ -71,12 +71,12 @@ def _staging(np_fn):
 
 
 def _like(name, np_fn, value):
-    @export(name, numpy=_staging(np_fn), traced=("a",), check=is_traced)
     def like(a, dtype=None, order="K", subok=True, shape=None):
         """An array of the shape and dtype of `a` filled with a constant (np.zeros_like etc.)."""
         av = aval_of(a)
         return full(av.shape if shape is None else shape, value, dtype or av.dtype)
-    return like
+    like.__name__ = like.__qualname__ = name
+    return export(name, numpy=_staging(np_fn), traced=("a",), check=is_traced)(like)
 
 
 zeros_like = _like("zeros_like", np.zeros_like, 0)

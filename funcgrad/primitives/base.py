@@ -132,10 +132,14 @@ def export(*names, linalg=False, fft=False, numpy=None, traced=None, check=None)
         ... def tile(A, reps): ...         # only runs when A or reps holds a traced value
     """
     def deco(fn):
+        looked_at = traced
         if "out" in inspect.signature(fn).parameters:
-            fn = _out_argument(fn, writes_out=numpy is None)
+            label = ("linalg." if linalg else "fft." if fft else "") + (names or (fn.__name__,))[0]
+            fn = _out_argument(fn, label.rstrip("_"), writes_out=numpy is None)
+            if traced is not None:              # a traced buffer with plain inputs: refused too
+                looked_at = (*traced, "out")
         if numpy is not None:
-            fn = numpy_fallback(numpy, traced, check=check or has_traced)(fn)
+            fn = numpy_fallback(numpy, looked_at, check=check or has_traced)(fn)
         table = LINALG if linalg else FFT if fft else NAMESPACE
         for n in names or (fn.__name__.rstrip("_"),):
             table[n] = fn if n in SEQUENCE_ARGS or n.startswith("_") else _accept_sequences(fn)
@@ -143,7 +147,7 @@ def export(*names, linalg=False, fft=False, numpy=None, traced=None, check=None)
     return deco
 
 
-def _out_argument(fn, writes_out):
+def _out_argument(fn, label, writes_out):
     """NumPy's `out=` for a function that has the parameter: given with traced values, a
     MutationError at the user's line (traced arrays are immutable); on plain arrays, NumPy's
     behaviour (a function with a NumPy fallback, which wraps this one, hands those calls to
@@ -161,7 +165,7 @@ def _out_argument(fn, writes_out):
         if out is None:
             return fn(*args, **kwargs)
         if has_traced(*args, *kwargs.values()):
-            raise out_error(fn.__name__.rstrip("_"))
+            raise out_error(label)
         if not writes_out:
             return fn(*args, **kwargs)
         if given_at:

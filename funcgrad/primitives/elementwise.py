@@ -38,15 +38,17 @@ def _ufunc(ufunc, vjp=None, *, domain="real", aliases=(), name=None, singular=Fa
                   exact=exact, identity_input=identity_input)
 
     def fn(*args, **kwargs):
-        if kwargs:
+        if kwargs or len(args) != ufunc.nin:
             if not has_traced(*args, *kwargs.values()):
-                return ufunc(*args, **kwargs)       # plain arrays: NumPy's ufunc, every keyword
-            if kwargs.get("out") is not None:
+                return ufunc(*args, **kwargs)       # plain arrays: NumPy's ufunc, every argument
+            out = args[ufunc.nin] if len(args) > ufunc.nin else kwargs.pop("out", None)
+            if out is not None:
                 raise out_error(name)
-            raise UnsupportedFunctionError(
-                f"np.{name}: keyword arguments {sorted(kwargs)} are not supported on traced values")
-        if len(args) != ufunc.nin:
-            raise TypeError(f"{name}() takes {ufunc.nin} positional arguments, got {len(args)}")
+            if kwargs:
+                raise UnsupportedFunctionError(f"np.{name}: keyword arguments {sorted(kwargs)} "
+                                               "are not supported on traced values")
+            if len(args) != ufunc.nin:
+                raise TypeError(f"{name}() takes {ufunc.nin} positional arguments, got {len(args)}")
         return apply_elementwise(prim, ufunc, *args)
 
     fn.__name__ = fn.__qualname__ = name

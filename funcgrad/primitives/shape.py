@@ -15,7 +15,7 @@ import operator
 import numpy as np
 
 from ..ir import Aval, Traced, aval_of
-from .base import (convert, define, dtype_or_pytype, export, has_traced, next_axis,
+from .base import (NAMESPACE, convert, define, dtype_or_pytype, export, has_traced, next_axis,
                    normalize_axes, plus1, reshape as _reshape, shape_error, shifted_batch,
                    transpose as _transpose)
 from .elementwise import clip, remainder
@@ -170,7 +170,17 @@ concatenate_p = define("concatenate", exact=True, moves=True,
                        batch=shifted_batch("axis", next_axis))
 
 
-@export("concatenate", "concat", numpy=np.concatenate)
+def _numpy_or_listed(np_fn, name):
+    """np_fn for plain sequences; a generator (NumPy refuses one) is listed first and the call
+    made again, so that traced values it yields reach funcgrad's function."""
+    def call(arrays, *args, **kwargs):
+        if isinstance(arrays, (list, tuple, np.ndarray)):
+            return np_fn(arrays, *args, **kwargs)
+        return NAMESPACE[name](list(arrays), *args, **kwargs)
+    return call
+
+
+@export("concatenate", "concat", numpy=_numpy_or_listed(np.concatenate, "concatenate"))
 def concatenate(arrays, axis=0, out=None, *, dtype=None, casting="same_kind"):
     """np.concatenate; `arrays` may mix traced values, arrays and lists (axis=None ravels).
 
@@ -205,7 +215,7 @@ def concatenate(arrays, axis=0, out=None, *, dtype=None, casting="same_kind"):
     return concatenate_p.bind(*arrays, axis=axis)
 
 
-@export(numpy=np.stack)
+@export(numpy=_numpy_or_listed(np.stack, "stack"))
 def stack(arrays, axis=0, out=None, *, dtype=None, casting="same_kind"):
     """np.stack: join along a new axis.
 
