@@ -161,6 +161,20 @@ CASES.update({
     "meshgrid": C(V, W[:3]),
 })
 
+# NumPy functions added for issue 32 (value-dependent shapes take JAX's size=/length=)
+CASES.update({
+    "heaviside": C(V, 0.5), "copysign": C(V, W), "float_power": C(P, W),
+    "ldexp": C(V, np.array([-2, 0, 3, 1])), "modf": C(V * 3), "divmod": C(V * 3, 0.7),
+    "vecdot": C(M, M[::-1]), "matvec": C(M, V), "vecmat": C(V[:3], M),
+    "bincount": C(np.array([0, 2, 2, 5]), V, length=7),
+    "histogram": C(V, 3, (-3.0, 3.0), None, W), "unique": C(np.array([0.5, -1.2, 2.0, 0.7]), size=5),
+    "compress": C([True, False, True], M, axis=0), "extract": C(MASK, V),
+    "choose": C(np.array([0, 2, 1, 0]), [V, W, P]),
+    "piecewise": C(V, _call=lambda fn: lambda x: fn(x, [x < 0, x >= 0], [lambda v: -v, np.sin])),
+    "cumulative_sum": C(V, include_initial=True), "cumulative_prod": C(P, include_initial=True),
+    "ediff1d": C(V, to_begin=0.3, to_end=W[:2]),
+})
+
 ALIASES = {"abs": "absolute", "fabs": "absolute", "mod": "remainder", "true_divide": "divide",
            "pow": "power", "degrees": "rad2deg", "radians": "deg2rad", "fix": "trunc",
            "round_": "round", "concat": "concatenate", "row_stack": "vstack",
@@ -197,7 +211,8 @@ SKIP = {
     **dict.fromkeys(["all", "any", "allclose", "array_equal", "array_equiv", "isclose",
                      "iscomplex", "iscomplexobj", "isreal", "isrealobj", "isneginf", "isposinf",
                      "argmax", "argmin", "argsort", "argpartition", "argwhere", "nonzero",
-                     "flatnonzero", "count_nonzero", "searchsorted", "bitwise_not"],
+                     "flatnonzero", "count_nonzero", "searchsorted", "bitwise_not",
+                     "digitize", "isin"],
                     _NO_DERIVATIVE),
     **dict.fromkeys(["eye", "identity", "tri", "indices", "zeros", "ones", "empty",
                      "broadcast_shapes", "promote_types", "result_type", "issubdtype",

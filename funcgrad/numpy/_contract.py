@@ -259,3 +259,37 @@ def cross(a, b, axisa=-1, axisb=-1, axisc=-1, axis=None):
     shape = broadcast_shapes(*[aval_of(t).shape for t in comps])
     res = stack([broadcast_to(t, shape, force=True) for t in comps], axis=-1)
     return moveaxis(res, -1, axisc)
+
+
+# ---- NumPy 2's vector functions (their NumPy versions answer plain arrays where NumPy has them)
+
+@export(numpy=getattr(np, "vecdot", None))
+def vecdot(x1, x2, /, *, axis=-1):
+    """np.vecdot: sum(conj(x1) * x2) along axis, broadcasting the others.
+
+        >>> fnp.vecdot(x, y)
+    """
+    a, b = moveaxis(_arr(x1), axis, -1), moveaxis(_arr(x2), axis, -1)
+    return einsum("...i,...i->...", conj(a), b)
+
+
+@export(numpy=getattr(np, "matvec", None))
+def matvec(x1, x2, /):
+    """np.matvec: the matrix-vector product over the last axes, (..., m, n) and (..., n).
+
+        >>> fnp.matvec(A, x)
+    """
+    return einsum("...ij,...j->...i", x1, x2)
+
+
+@export(numpy=getattr(np, "vecmat", None))
+def vecmat(x1, x2, /):
+    """np.vecmat: conj(x1) (..., n) times the matrix x2 (..., n, m).
+
+        >>> fnp.vecmat(x, A)
+    """
+    return einsum("...j,...ji->...i", conj(_arr(x1)), x2)
+
+
+def _arr(x):
+    return x if isinstance(x, Traced) else np.asarray(x)

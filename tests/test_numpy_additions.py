@@ -1,0 +1,123 @@
+"""NumPy functions added for issue 32: compiled results against NumPy's (special values, signed
+zeros), JAX's size=/length= forms for value-dependent shapes, and their errors. Derivatives:
+tests/numpy_float_cases.py (every float argument, checked by test_regress_numpy.py)."""
+import numpy as np
+import pytest
+
+import funcgrad as fg
+import funcgrad.numpy as fnp
+
+SPECIAL = np.array([-2.5, -2.0, -0.0, 0.0, 1.5, np.inf, -np.inf, np.nan])
+LABELS = np.array([3, 1, 4, 1, 5, 9, 2, 6, 5, 3, 5])
+R = np.random.default_rng(0).normal(size=100)
+
+
+def same(got, want):
+    """Equal values, NaN positions and signs of zeros, leaf by leaf."""
+    got, want = (got, want) if isinstance(want, tuple) else ((got,), (want,))
+    for g, w in zip(got, want):
+        g, w = np.asarray(g), np.asarray(w)
+        assert g.shape == w.shape and g.dtype == w.dtype, (g, w)
+        np.testing.assert_array_equal(g, w)
+        np.testing.assert_array_equal(np.signbit(g[~np.isnan(g)]) if g.dtype.kind == "f" else g,
+                                      np.signbit(w[~np.isnan(w)]) if w.dtype.kind == "f" else w)
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")
+@pytest.mark.parametrize("name,args", [
+    ("heaviside", (SPECIAL, 0.5)), ("copysign", (SPECIAL, -1.0)),
+    ("copysign", (np.abs(SPECIAL), SPECIAL[::-1])), ("float_power", (np.abs(SPECIAL), 3)),
+    ("modf", (SPECIAL,)), ("divmod", (SPECIAL, 0.3)),
+    ("ldexp", (np.full(7, 0.75), np.array([-1075, -3, 0, 5, 1023, 1024, 1100]))),
+])
+def test_elementwise_compositions_equal_numpy(name, args):
+    same(fg.jit(getattr(fnp, name))(*args), getattr(np, name)(*args))
+
+
+def test_vector_products():
+    r = np.random.default_rng(1)
+    a, v, w = r.normal(size=(2, 3, 4)), r.normal(size=4), r.normal(size=(2, 3))
+    z = r.normal(size=3) + 1j * r.normal(size=3)
+    np.testing.assert_allclose(fg.jit(fnp.matvec)(a, v), np.matvec(a, v), rtol=1e-14)
+    np.testing.assert_allclose(fg.jit(fnp.vecmat)(w, a), np.vecmat(w, a), rtol=1e-14)
+    np.testing.assert_allclose(fg.jit(lambda p, q: fnp.vecdot(p, q, axis=0))(a, a),
+                               np.vecdot(a, a, axis=0), rtol=1e-14)
+    np.testing.assert_allclose(fg.jit(fnp.vecdot)(z, z), np.vecdot(z, z), rtol=1e-14)
+
+
+def test_bincount_length_and_weights():
+    w = np.linspace(0, 1, 11)
+    np.testing.assert_allclose(fg.jit(lambda l, w: fnp.bincount(l, w, length=10))(LABELS, w),
+                               np.bincount(LABELS, w, minlength=10), rtol=1e-15)
+    np.testing.assert_array_equal(fg.jit(lambda l: fnp.bincount(l, length=4))(LABELS),
+                                  np.bincount(LABELS)[:4])            # past length: dropped
+    np.testing.assert_array_equal(fnp.bincount(LABELS, minlength=12), np.bincount(LABELS, minlength=12))
+    g = fg.grad(lambda w: fnp.sum(fnp.bincount(LABELS, w) ** 2))(w)    # eager: from the values
+    np.testing.assert_allclose(g, 2 * np.bincount(LABELS, w)[LABELS])
+    with pytest.raises(fg.ConcretizationError, match="pass length="):
+        fg.make_ir(lambda l: fnp.bincount(l))(LABELS)      # (no values: the length is needed)
+
+
+def test_digitize_isin_histogram():
+    x = np.array([0.2, 6.4, 3.0, 1.6, -1.0, 10.0])
+    bins = np.array([0.0, 1.0, 2.5, 4.0, 10.0])
+    for b in (bins, bins[::-1]):
+        for right in (False, True):
+            np.testing.assert_array_equal(fg.jit(lambda x: fnp.digitize(x, b, right))(x),
+                                          np.digitize(x, b, right))
+    np.testing.assert_array_equal(fg.jit(lambda l: fnp.isin(l, np.array([1, 5]), invert=True))(
+        LABELS), np.isin(LABELS, [1, 5], invert=True))
+    for kw in [{"bins": 7}, {"bins": 5, "range": (-1.0, 1.0), "density": True},
+               {"bins": np.array([-3.0, -1.0, 0.0, 0.5, 3.0]), "weights": R}]:
+        got, want = fg.jit(lambda a: fnp.histogram(a, **kw))(R), np.histogram(R, **kw)
+        np.testing.assert_allclose(got[0], want[0], rtol=1e-13)
+        np.testing.assert_allclose(got[1], want[1], rtol=1e-13)
+    g = fg.grad(lambda lo: fnp.sum(fnp.histogram(R, 4, range=(lo, 3.0))[1]))(-3.0)
+    np.testing.assert_allclose(g, 2.5)                     # edges lo + (3 - lo) k / 4, k = 0..4
+
+
+def test_unique_with_size():
+    got = fg.jit(lambda l: fnp.unique(l, return_index=True, return_inverse=True,
+                                      return_counts=True, size=8, fill_value=-1))(LABELS)
+    want = np.unique(LABELS, return_index=True, return_inverse=True, return_counts=True)
+    np.testing.assert_array_equal(got[0], np.append(want[0], -1))
+    np.testing.assert_array_equal(got[1][:7], want[1])
+    np.testing.assert_array_equal(got[2], want[2])
+    np.testing.assert_array_equal(got[3], np.append(want[3], 0))
+    np.testing.assert_array_equal(fg.jit(lambda l: fnp.unique(l, size=3))(LABELS), [1, 2, 3])
+    x = np.array([2.0, np.nan, 1.0, np.nan])
+    np.testing.assert_array_equal(fg.jit(lambda v: fnp.unique(v, size=3))(x), np.unique(x))
+    with pytest.raises(fg.ConcretizationError, match="pass size="):
+        fg.make_ir(fnp.unique)(LABELS)
+
+
+def test_selection():
+    m = np.arange(6.0).reshape(3, 2)
+    np.testing.assert_array_equal(fg.jit(lambda x: fnp.compress([True, False, True], x, axis=0))(m),
+                                  np.compress([True, False, True], m, axis=0))
+    mask = np.array([1, 0, 1, 1, 0, 1], bool).reshape(3, 2)
+    np.testing.assert_array_equal(fg.jit(lambda x: fnp.extract(mask, x))(m), np.extract(mask, m))
+    choices = [np.arange(3.0), -np.arange(3.0), np.full(3, 7.0)]
+    for mode in ("raise", "wrap", "clip"):
+        idx = np.array([0, 1, 2]) if mode == "raise" else np.array([0, 4, -1])
+        np.testing.assert_array_equal(fg.jit(lambda i, a, b, c: fnp.choose(i, [a, b, c], mode=mode))(
+            idx, *choices), np.choose(idx, choices, mode=mode))
+    with pytest.raises(ValueError, match="invalid entry"):
+        fnp.choose(np.array([3]), [np.ones(1)], mode="raise")
+    f = lambda x: fnp.piecewise(x, [x < 0, x > 2], [lambda v: -v, 5.0, lambda v: v ** 2])  # noqa
+    x = np.array([-2.0, 1.0, 3.0])
+    np.testing.assert_array_equal(fg.jit(f)(x), np.piecewise(x, [x < 0, x > 2],
+                                                              [lambda v: -v, 5.0, lambda v: v ** 2]))
+
+
+def test_cumulative_and_ediff1d():
+    x = np.arange(1.0, 7.0).reshape(2, 3)
+    for fn in ("cumulative_sum", "cumulative_prod"):
+        for kw in [{"axis": 1}, {"axis": 0, "include_initial": True}]:
+            np.testing.assert_array_equal(fg.jit(lambda a: getattr(fnp, fn)(a, **kw))(x),
+                                          getattr(np, fn)(x, **kw))
+    with pytest.raises(ValueError, match="axis must be given"):
+        fg.jit(fnp.cumulative_sum)(x)
+    np.testing.assert_array_equal(
+        fg.jit(lambda a: fnp.ediff1d(a, to_end=np.array([9.0]), to_begin=0.0))(x),
+        np.ediff1d(x, to_end=[9.0], to_begin=0.0))
