@@ -62,6 +62,10 @@ OUT_CASES = {
     **{"fft." + n: (lambda n: lambda L, x, **k: getattr(L.fft, n)(x, **k))(n)
        for n in ("fft", "ifft", "fft2", "ifft2", "fftn", "ifftn", "rfft", "irfft", "rfft2",
                  "irfft2", "rfftn", "irfftn", "hfft", "ihfft")},
+    "choose": lambda L, x, **k: L.choose(np.array([[0], [1], [0]]), [x, 2 * x], **k),
+    "compress": lambda L, x, **k: L.compress([True, False, True], x, axis=0, **k),
+    "cumulative_sum": lambda L, x, **k: L.cumulative_sum(x, axis=1, **k),
+    "cumulative_prod": lambda L, x, **k: L.cumulative_prod(x, axis=0, **k),
     "ufunc add": lambda L, x, **k: L.add(x, 1.5, **k),
     "ufunc arctan2": lambda L, x, **k: L.arctan2(x, 2.0, **k),
 }
