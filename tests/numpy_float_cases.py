@@ -179,7 +179,8 @@ ALIASES = {"abs": "absolute", "fabs": "absolute", "mod": "remainder", "true_divi
            "pow": "power", "degrees": "rad2deg", "radians": "deg2rad", "fix": "trunc",
            "round_": "round", "concat": "concatenate", "row_stack": "vstack",
            "trapz": "trapezoid", "amin": "min", "permute_dims": "transpose",
-           "conjugate": "conj"}
+           "conjugate": "conj", "acos": "arccos", "asin": "arcsin", "atan": "arctan",
+           "atan2": "arctan2", "acosh": "arccosh", "asinh": "arcsinh", "atanh": "arctanh"}
 
 # ---- funcgrad.numpy.linalg and .fft ---------------------------------------------------------
 
@@ -212,7 +213,7 @@ SKIP = {
                      "iscomplex", "iscomplexobj", "isreal", "isrealobj", "isneginf", "isposinf",
                      "argmax", "argmin", "argsort", "argpartition", "argwhere", "nonzero",
                      "flatnonzero", "count_nonzero", "searchsorted", "bitwise_not",
-                     "digitize", "isin"],
+                     "digitize", "isin", "bitwise_invert"],
                     _NO_DERIVATIVE),
     **dict.fromkeys(["eye", "identity", "tri", "indices", "zeros", "ones", "empty",
                      "broadcast_shapes", "promote_types", "result_type", "issubdtype",

@@ -204,11 +204,14 @@ logaddexp2 = _ufunc(np.logaddexp2, lambda ct, x, y, *, out: (ct * exp2(x - out),
 sin = _ufunc(np.sin, lambda ct, x, *, out: (ct * cos(x),))
 cos = _ufunc(np.cos, lambda ct, x, *, out: (-ct * sin(x),))
 tan = _ufunc(np.tan, lambda ct, x, *, out: (ct * (1.0 + out * out),), domain="unit", singular=True)
-arcsin = _ufunc(np.arcsin, lambda ct, x, *, out: (ct / sqrt(1.0 - x * x),), domain="unit", singular=True)
-arccos = _ufunc(np.arccos, lambda ct, x, *, out: (-ct / sqrt(1.0 - x * x),), domain="unit", singular=True)
-arctan = _ufunc(np.arctan, lambda ct, x, *, out: (ct / (1.0 + x * x),))
+arcsin = _ufunc(np.arcsin, lambda ct, x, *, out: (ct / sqrt(1.0 - x * x),), domain="unit",
+                singular=True, aliases=("asin",))
+arccos = _ufunc(np.arccos, lambda ct, x, *, out: (-ct / sqrt(1.0 - x * x),), domain="unit",
+                singular=True, aliases=("acos",))
+arctan = _ufunc(np.arctan, lambda ct, x, *, out: (ct / (1.0 + x * x),), aliases=("atan",))
 arctan2 = _ufunc(np.arctan2, lambda ct, y, x, *, out: (ct * x / (x * x + y * y),
-                                                       -ct * y / (x * x + y * y)), singular=True)
+                                                       -ct * y / (x * x + y * y)), singular=True,
+                 aliases=("atan2",))
 
 
 def _hypot_vjp(ct, x, y, *, out):
@@ -223,9 +226,11 @@ hypot = _ufunc(np.hypot, _hypot_vjp, domain="nonzero", singular=True)
 sinh = _ufunc(np.sinh, lambda ct, x, *, out: (ct * cosh(x),), singular=True)
 cosh = _ufunc(np.cosh, lambda ct, x, *, out: (ct * sinh(x),), singular=True)
 tanh = _ufunc(np.tanh, lambda ct, x, *, out: (ct * (1.0 - out * out),))
-arcsinh = _ufunc(np.arcsinh, lambda ct, x, *, out: (ct / sqrt(x * x + 1.0),))
-arccosh = _ufunc(np.arccosh, lambda ct, x, *, out: (ct / sqrt(x * x - 1.0),), domain="gt1", singular=True)
-arctanh = _ufunc(np.arctanh, lambda ct, x, *, out: (ct / (1.0 - x * x),), domain="unit", singular=True)
+arcsinh = _ufunc(np.arcsinh, lambda ct, x, *, out: (ct / sqrt(x * x + 1.0),), aliases=("asinh",))
+arccosh = _ufunc(np.arccosh, lambda ct, x, *, out: (ct / sqrt(x * x - 1.0),), domain="gt1",
+                 singular=True, aliases=("acosh",))
+arctanh = _ufunc(np.arctanh, lambda ct, x, *, out: (ct / (1.0 - x * x),), domain="unit",
+                 singular=True, aliases=("atanh",))
 deg2rad = _ufunc(np.deg2rad, lambda ct, x, *, out: (ct * (np.pi / 180.0),), aliases=("radians",))
 rad2deg = _ufunc(np.rad2deg, lambda ct, x, *, out: (ct * (180.0 / np.pi),), aliases=("degrees",))
 
@@ -236,7 +241,7 @@ rad2deg = _ufunc(np.rad2deg, lambda ct, x, *, out: (ct * (180.0 / np.pi),), alia
         np.equal, np.not_equal, np.less, np.less_equal, np.greater, np.greater_equal,
         np.logical_and, np.logical_or, np.logical_xor, np.logical_not, np.isnan, np.isinf,
         np.isfinite, np.signbit, np.bitwise_and, np.bitwise_or, np.bitwise_xor))
-invert = _ufunc(np.invert, aliases=("bitwise_not",), exact=True)
+invert = _ufunc(np.invert, aliases=("bitwise_not", "bitwise_invert"), exact=True)
 
 
 # ---- fmax, fmin: NaN-ignoring maximum/minimum ----------------------------------------------------
