@@ -398,3 +398,24 @@ def test_complex_parameters_use_the_squared_modulus():
             z = fg.optim.apply_updates(z, updates)
         assert loss(z) < 0.6 * loss(np.zeros(3, complex)), name
     assert fg.optim.global_norm({"a": np.array([3j]), "b": np.array([4.0])}) == pytest.approx(5.0)
+
+
+def test_fit_with_a_key_gives_each_step_its_own_and_equals_the_hand_loop():
+    X = np.random.default_rng(0).normal(size=(32, 2))
+    y = X @ np.array([2.0, -1.0])
+    loss = lambda w, X, y, k: fnp.mean(   # noqa: E731  (dropout on the weights)
+        (X @ (w * fg.random.bernoulli(k, 0.8, w.shape) / 0.8) - y) ** 2)
+    key, opt = fg.random.key(5), optim.adam(0.05)
+    res = optim.fit(loss, np.zeros(2), opt, steps=40, data=(X, y), batch_size=8, key=key)
+    chunked = optim.fit(loss, np.zeros(2), opt, steps=40, data=(X, y), batch_size=8, key=key,
+                        log_every=15)
+    np.testing.assert_allclose(chunked.losses, res.losses, rtol=1e-13)
+    params, state = np.zeros(2), opt.init(np.zeros(2))
+    keys, batches = fg.random.split(key, 40), optim.batch_indices(32, 8, 40)
+    for k in range(40):
+        value, g = fg.value_and_grad(loss)(params, X[batches[k]], y[batches[k]], keys[k])
+        updates, state = opt.update(g, state, params)
+        params = optim.apply_updates(params, updates)
+        np.testing.assert_allclose(res.losses[k], value, rtol=1e-12)
+    np.testing.assert_allclose(res.params, params, rtol=1e-12)
+    assert len({float(v) for v in res.losses}) > 30       # the masks differ step by step

@@ -27,6 +27,7 @@ import numpy as np
 from ..api.gradients import value_and_grad
 from ..api.jit import jit
 from ..higher_order.loops import scan
+from .. import random
 from ..optimize.runners import cached_runner
 from ..tree_util import tree_leaves, tree_map
 from .updates import apply_updates
@@ -79,7 +80,7 @@ def _rows(data):
 
 
 def fit(loss, params, optimizer, *, steps, data=None, batch_size=None, has_aux=False,
-        log_every=None, seed=0, opt_state=None, progress=None):
+        log_every=None, seed=0, opt_state=None, progress=None, key=None):
     """Run `steps` updates of `optimizer` on loss(params, *data) in one compiled loop.
 
     data: a tuple of arrays sharing their leading axis (rows), passed to loss after params
@@ -92,6 +93,8 @@ def fit(loss, params, optimizer, *, steps, data=None, batch_size=None, has_aux=F
     progress: report progress from inside the compiled loop (True: a tqdm bar if tqdm is
     installed, else a line about every 1% of the steps; an int: every that many steps;
     fn(step, total): called instead); see fg.scan.
+    key: a fg.random key; each step then calls loss(params, *batch, step_key) with a key of its
+    own (fg.random.split(key, steps)[step]): dropout, noise, sampled losses.
     Returns a FitResult(params, opt_state, losses, aux).
 
         >>> X = np.random.default_rng(0).normal(size=(64, 2)); y = X @ np.array([2.0, -1.0])
@@ -110,25 +113,28 @@ def fit(loss, params, optimizer, *, steps, data=None, batch_size=None, has_aux=F
     else:
         batches = batch_indices(_rows(args), int(batch_size), steps, seed)
     full = batch_size is None
+    keyed = key is not None
+    step_keys = random.split(key, steps) if keyed else None
 
     def make():
         grad_fn = value_and_grad(loss, has_aux=has_aux)
 
         @jit(same_bits=False)          # (a library loop never waits: jit_same_bits)
-        def run(params, state, args, batches):
-            def step(carry, idx):
-                p, s = carry
-                batch = args if full else tree_map(lambda x: x[idx], args)
-                value, grads = grad_fn(p, *batch)
+        def run(params, state, args, xs):
+            def step(carry, x):
+                (p, s), (idx, k) = carry, (x if keyed else (x, None))
+                batch = args if full else tree_map(lambda a: a[idx], args)
+                value, grads = grad_fn(p, *batch, *((k,) if keyed else ()))
                 updates, s = optimizer.update(grads, s, p)
                 return (apply_updates(p, updates), s), value
-            (p, s), values = scan(step, (params, state), batches, progress=progress)
+            (p, s), values = scan(step, (params, state), xs, progress=progress)
             return p, s, values
         return run
     # the compiled loop is reused by later fits of an equal loss and optimizer (made anew or
     # not; hyperparameters in the optimizer's state are inputs of the loop) while nothing
     # they read from outside their arguments changes (optimize/runners.py)
-    run = cached_runner(loss, ("fit", has_aux, full, progress), make, also=(optimizer.update,))
+    run = cached_runner(loss, ("fit", has_aux, full, progress, keyed), make,
+                        also=(optimizer.update,))
 
     if steps == 0:
         return FitResult(params, state, np.zeros(0))
@@ -136,7 +142,9 @@ def fit(loss, params, optimizer, *, steps, data=None, batch_size=None, has_aux=F
     losses, auxes, done = [], [], 0
     while done < steps:
         n = min(chunk, steps - done)
-        params, state, values = run(params, state, args, batches[done:done + n])
+        xs = batches[done:done + n]
+        params, state, values = run(params, state, args,
+                                    (xs, step_keys[done:done + n]) if keyed else xs)
         value, aux = values if has_aux else (values, None)
         losses.append(np.asarray(value))
         auxes.append(aux)
