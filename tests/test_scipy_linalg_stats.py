@@ -176,6 +176,32 @@ STATS = {
     "poisson.cdf": ((K + 0.5, 2.3), 1),
     "multivariate_normal.logpdf": ((XM, MEAN, SPD), None),
     "multivariate_normal.pdf": ((XM[0], MEAN, SPD), None),
+    # issue 32's distributions: every function against SciPy, derivatives in x and parameters
+    **{f"expon.{f}": ((XP, 0.2, 1.3), None) for f in ("logpdf", "pdf", "cdf", "sf", "logsf")},
+    "expon.ppf": ((Q, 0.2, 1.3), None),
+    **{f"laplace.{f}": ((X, 0.3, 1.7), None) for f in ("logpdf", "pdf", "cdf", "sf")},
+    "laplace.ppf": ((Q, 0.3, 1.7), None),
+    **{f"logistic.{f}": ((X, 0.3, 1.7), None) for f in ("logpdf", "pdf", "cdf", "logcdf", "sf",
+                                                        "logsf")},
+    "logistic.ppf": ((Q, 0.3, 1.7), None),
+    **{f"cauchy.{f}": ((X, 0.3, 1.7), None) for f in ("logpdf", "pdf", "cdf", "sf")},
+    "cauchy.ppf": ((Q, 0.3, 1.7), None),
+    **{f"uniform.{f}": ((XU, -0.1, 1.2), None) for f in ("logpdf", "pdf", "cdf", "sf")},
+    "uniform.ppf": ((Q, -0.1, 1.2), None),
+    "chi2.logpdf": ((XP, 3.5, 0.2, 1.3), None), "chi2.pdf": ((XP, 3.5, 0.2, 1.3), None),
+    "chi2.cdf": ((XP, 3.5, 0.2, 1.3), (0, 2, 3)), "chi2.sf": ((XP, 3.5, 0.2, 1.3), (0, 2, 3)),
+    **{f"lognorm.{f}": ((XP, 0.6, 0.2, 1.3), None) for f in ("logpdf", "pdf", "cdf", "sf")},
+    "lognorm.ppf": ((Q, 0.6, 0.2, 1.3), None),
+    **{f"pareto.{f}": ((XP + 1.0, 2.5, 0.2, 1.1), None) for f in ("logpdf", "pdf", "cdf", "sf")},
+    "pareto.ppf": ((Q, 2.5, 0.2, 1.1), None),
+    **{f"truncnorm.{f}": ((np.array([-0.7, 0.4, 1.1]), -0.9, 1.6, 0.1, 1.2), None)
+       for f in ("logpdf", "pdf", "cdf", "sf")},
+    "truncnorm.ppf": ((Q, -0.9, 1.6, 0.1, 1.2), None),
+    **{f"bernoulli.{f}": ((np.array([0.0, 1.0, 0.5, 2.0]), 0.3), 1) for f in ("pmf", "cdf", "sf")},
+    "bernoulli.logpmf": ((np.array([0.0, 1.0, 1.0]), 0.3), 1),     # (-inf off the support)
+    **{f"geom.{f}": ((np.array([1.0, 2.0, 3.5, 7.0]), 0.3), 1) for f in ("pmf", "cdf", "sf")},
+    "geom.logpmf": ((np.array([1.0, 2.0, 7.0]), 0.3), 1),
+    **{f"binom.{f}": ((np.array([0.0, 3.0, 10.0]), 10.0, 0.35), 2) for f in ("logpmf", "pmf")},
 }
 
 
@@ -270,3 +296,16 @@ def test_scipy_call_on_traced_value_raises_the_named_error():
             transform(lambda a: fnp.sum(sl.solve(a, V)))(A if transform is fg.grad else SPD[None])
     with pytest.raises(fg.ConcretizationError, match=r"Use fg\.scipy\.stats\.norm\.logpdf"):
         fg.jit(lambda x: st.norm.logpdf(x))(X)
+
+
+@pytest.mark.parametrize("dist,params", [
+    ("expon", ()), ("laplace", ()), ("logistic", ()), ("cauchy", ()), ("uniform", ()),
+    ("chi2", (3.0,)), ("lognorm", (0.5,)), ("pareto", (2.0,)), ("truncnorm", (-1.0, 2.0))])
+def test_stats_across_the_support_boundaries(dist, params):
+    """Below, on and above the support: SciPy's values (-inf, 0, 1), compiled too."""
+    x = np.array([-5.0, -1.0, 0.0, 1.0, 2.0, 5.0])
+    for fn in ("logpdf", "pdf", "cdf", "sf"):
+        with np.errstate(all="ignore"):
+            want = getattr(getattr(st, dist), fn)(x, *params)
+        got = fg.jit(getattr(getattr(S, dist), fn))(x, *params)
+        np.testing.assert_allclose(got, want, rtol=1e-12, err_msg=f"{dist}.{fn}")

@@ -8,6 +8,10 @@ where SciPy returns NaN for invalid parameters the result here is unspecified.
 
     >>> fg.grad(fg.scipy.stats.norm.logpdf)(1.0)        # -x
 """
-from . import beta, gamma, multivariate_normal, norm, poisson, t
+from . import (bernoulli, beta, binom, cauchy, chi2, expon, gamma, geom, laplace,  # noqa: F401
+               logistic, lognorm, multivariate_normal, norm, pareto, poisson, t, truncnorm,
+               uniform)
 
-__all__ = ["norm", "multivariate_normal", "t", "gamma", "beta", "poisson"]
+__all__ = ["norm", "multivariate_normal", "t", "gamma", "beta", "poisson", "expon", "laplace",
+           "logistic", "cauchy", "uniform", "chi2", "lognorm", "pareto", "truncnorm",
+           "bernoulli", "geom", "binom"]
