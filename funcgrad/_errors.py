@@ -240,6 +240,9 @@ INDEX_HINT = (" To index a NumPy array `table` with traced integers `idx`, write
               "fnp.take(table, idx, axis=0): the same values as table[idx], read by a traced "
               "gather that works for every index (here too) and stays compiled when the "
               "indices change.")
+SLICE_HINT = (" To slice a NumPy array `table` from a traced start i, write "
+              "fnp.take(table, i + fnp.arange(k), axis=0) (k entries); a traced array x takes "
+              "x[i:i + k] directly.")
 LIST_HINT = (" A NumPy function given a list of traced values: use fnp.array(list) or "
              "fnp.stack(list), or the fnp function; np.r_[...] and np.c_[...]: fnp.r_ and fnp.c_.")
 MASK_HINT = (" To select with a traced mask, keep the shape: fnp.where(mask, table, 0.0) "

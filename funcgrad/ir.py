@@ -200,6 +200,12 @@ class Traced:
         bodies, branches of fg.cond). See funcgrad.tracer."""
         return None
 
+    def offset_from(self, other):
+        """c where this value was recorded as other + c, c + other or other - (-c), c an
+        integer constant (so x[i:i + k] is a slice of length k even where i has no value);
+        else None."""
+        return None
+
 
 class Primitive:
     """A named operation and its rules; each rule is data, filled in where the primitive is defined.

@@ -28,7 +28,7 @@ import numpy as np
 
 from . import ir
 from ._config import config
-from ._errors import (INDEX_HINT, LIST_HINT, MASK_HINT, ConcretizationError,
+from ._errors import (INDEX_HINT, LIST_HINT, MASK_HINT, SLICE_HINT, ConcretizationError,
                       DroppedDerivativeWarning, EscapedTracerError, MutationError,
                       UnsupportedFunctionError, add_location, concretization_message,
                       dropped_derivative_message, float_array_message, foreign_call_message,
@@ -427,6 +427,18 @@ class Tracer(Traced):
             self._trace.add_guard(self._var, value, kind, user_frame())
         return value
 
+    def offset_from(self, other):
+        if not isinstance(other, Tracer) or other._trace is not self._trace:
+            return None
+        e = next((e for e in reversed(self._trace.eqns) if self._var in e.outputs), None)
+        if e is None or e.prim.name not in ("add", "subtract") or len(e.inputs) != 2:
+            return None
+        a, b = e.inputs
+        const = b if a is other._var else a if b is other._var and e.prim.name == "add" else None
+        if not isinstance(const, Lit) or np.ndim(const.val) or const.aval.dtype.kind not in "iu":
+            return None
+        return int(const.val) if e.prim.name == "add" else -int(const.val)
+
     def _value(self, what, kind):
         value = self.known_value(kind)
         if value is None:
@@ -457,7 +469,10 @@ class Tracer(Traced):
     def __index__(self):
         if self.ndim:                # as NumPy: only a 0-d array is an index (else: __array__)
             raise TypeError("only integer scalar arrays can be converted to a scalar index")
-        value = self._value("Using it as a Python index (range(), list index) or int()", "value")
+        what = "Using it as a Python index (range(), list index, a NumPy array's index) or int()"
+        value = self.known_value("value")
+        if value is None:
+            raise self._concrete_error(what, SLICE_HINT)
         return operator.index(value[()])
 
     def item(self, *args):

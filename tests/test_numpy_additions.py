@@ -121,3 +121,25 @@ def test_cumulative_and_ediff1d():
     np.testing.assert_array_equal(
         fg.jit(lambda a: fnp.ediff1d(a, to_end=np.array([9.0]), to_begin=0.0))(x),
         np.ediff1d(x, to_end=[9.0], to_begin=0.0))
+
+
+def test_dynamic_slices_with_a_traced_start():
+    """x[i:i + k] and x[i - k:i] where i has no value (loop bodies, fg.vmap): k entries from
+    clip(i, 0, n - k) (jax.lax.dynamic_slice's clamping); with values, NumPy's slice."""
+    x = np.arange(10.0)
+    got = fg.jit(lambda x: fg.fori_loop(0, 3, lambda i, c: c + x[i:i + 3], fnp.zeros(3)))(x)
+    np.testing.assert_array_equal(got, x[0:3] + x[1:4] + x[2:5])
+    xs = np.stack([x, 2 * x])
+    np.testing.assert_array_equal(fg.vmap(lambda v, i: v[i - 2:i])(xs, np.array([3, 5])),
+                                  [x[1:3], 2 * x[3:5]])
+    np.testing.assert_array_equal(fg.vmap(lambda v, i: v[i:i + 3])(xs, np.array([1, 9])),
+                                  [x[1:4], 2 * x[7:10]])               # clamped: 7, 8, 9
+    m = np.arange(12.0).reshape(3, 4)
+    np.testing.assert_array_equal(fg.vmap(lambda a, i: a[:, i:i + 2], in_axes=(None, 0))(
+        m, np.array([0, 2])), [m[:, 0:2], m[:, 2:4]])
+    g = fg.grad(lambda x: fg.fori_loop(0, 3, lambda i, c: c + fnp.sum(x[i:i + 2] ** 2), 0.0))(x)
+    np.testing.assert_array_equal(g, 2 * x * np.array([1, 2, 2, 1, 0, 0, 0, 0, 0, 0]))
+    with pytest.raises(IndexError, match="one such slice per index"):
+        fg.vmap(lambda a, i: a[i:i + 2, i:i + 2])(np.stack([m, m]), np.array([0, 1]))
+    with pytest.raises(fg.ConcretizationError, match=r"x\[i:i \+ k\]"):
+        fg.vmap(lambda v, i, j: v[i:j])(xs, np.array([1, 2]), np.array([3, 4]))

@@ -24,7 +24,7 @@ from ..ir import Aval, Traced, aval_of
 from ..tree_util import tree_leaves
 from .base import (REGISTRY, as_array, batched, broadcast_to, convert, define, export, full,
                    is_traced)
-from .elementwise import where as select
+from .elementwise import clip, where as select
 
 _NEW, _ARR = ("new",), ("arr",)
 
@@ -52,6 +52,18 @@ def parse_index(shape, idx):
             dim += n
         elif item is None:
             spec.append(_NEW)
+        elif isinstance(item, slice) and _dynamic_slice(item) is not None:
+            start, k = _dynamic_slice(item)     # x[i:i + k], i without a value: k entries
+            if k > shape[dim] or any(isinstance(i, slice) and _dynamic_slice(i) is not None
+                                     and i is not item for i in idx) or any(
+                    isinstance(i, (np.ndarray, Traced)) for i in idx):
+                raise IndexError(
+                    f"x[i:i + k] with a traced i{where(user_frame())}: one such slice per index, "
+                    f"with no index arrays beside it and k <= the axis length ({shape[dim]}); "
+                    "index in two steps for more")
+            spec.append(_ARR)               # the positions clip(i, 0, n - k) + 0, 1, ..., k - 1
+            arrays.append(clip(convert(start, np.int64), 0, shape[dim] - k) + np.arange(k))
+            dim += 1
         elif isinstance(item, slice):
             spec.append(("slice", _int_or_none(item.start), _int_or_none(item.stop),
                          _int_or_none(item.step)))
@@ -117,6 +129,20 @@ def _is_bool_arr(i):
     return False
 
 
+def _dynamic_slice(item):
+    """(start, k) for a slice i:i + k whose start has no value in this trace (a loop body,
+    fg.vmap) and whose stop was recorded as start + k, k a constant; else None."""
+    start, stop = item.start, item.stop
+    if not isinstance(start, Traced) or not isinstance(stop, Traced) or item.step not in (None, 1):
+        return None
+    k = stop.offset_from(start)
+    if k is None and start.offset_from(stop) is not None:       # x[i - k:i]
+        k = -start.offset_from(stop)
+    if k is None or k < 0 or start.known_value() is not None:
+        return None
+    return start, k
+
+
 def _int_or_none(v):
     if v is None:
         return None
@@ -126,8 +152,10 @@ def _int_or_none(v):
             raise ConcretizationError(
                 f"a slice bound is a traced value{where(user_frame())}; slice sizes must be "
                 "known when tracing (inside fg.vmap, a loop body or an fg.cond branch it "
-                "stands for many values). Use a Python int; for a traced start i and a fixed length k, "
-                "index with an integer array: x[i + fnp.arange(k)].")
+                "stands for many values). Use a Python int; for a traced start i and a fixed "
+                "length k write the stop as the start plus k, x[i:i + k] (a slice of k entries "
+                "from clip(i, 0, n - k), as jax.lax.dynamic_slice), or index with an integer "
+                "array: x[i + fnp.arange(k)].")
         return operator.index(value[()] if value.ndim == 0 else value)
     return int(v)
 
