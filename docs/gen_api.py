@@ -19,7 +19,7 @@ import funcgrad as fg
 import funcgrad.numpy as fnp
 
 OUT = pathlib.Path(__file__).resolve().parent / "api.md"
-LIBRARIES = ["nn", "nn.initializers", "random", "optim", "optim.losses", "optimize", "scipy", "scipy.special", "scipy.linalg",
+LIBRARIES = ["nn", "nn.initializers", "random", "lax", "optim", "optim.losses", "optimize", "scipy", "scipy.special", "scipy.linalg",
              *[f"scipy.stats.{d}" for d in fg.scipy.stats.__all__], "tree_util", "flatten_util", "dask"]
 
 

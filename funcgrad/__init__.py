@@ -33,6 +33,8 @@ from .ir import Program
 from . import numpy  # noqa: F401  (funcgrad.numpy)
 from . import nn  # noqa: F401  (fg.nn)
 from . import random  # noqa: F401  (fg.random)
+from . import lax  # noqa: F401  (fg.lax)
+from .lax import associative_scan, map, top_k  # noqa: A004  (fg.map is jax.lax.map)
 from .nn import initializers as _initializers  # noqa: F401,E402  (fg.nn.initializers)
 from . import optim  # noqa: F401  (fg.optim)
 from . import flatten_util, optimize, scipy  # noqa: F401  (fg.flatten_util, fg.optimize, fg.scipy)
@@ -52,7 +54,7 @@ def __getattr__(name):         # fg.dask: imported on first use (Dask is an opti
 __all__ = ["grad", "value_and_grad", "vjp", "jvp", "linearize", "jacfwd", "jacrev", "hessian", "hvp", "vmap",
            "stop_gradient", "custom_vjp", "custom_jvp", "custom_root", "custom_linear_solve", "checkpoint", "checkpoint_name", "checkpoint_policies",
            "pure_callback", "make_ir", "saved_residuals", "jit", "debug", "debug_nans", "debug_infs", "grad_hook",
-           "fori_loop", "scan", "while_loop", "cond", "switch", "disable_jit", "clear_cache", "cache_dir", "eval_program", "tree_util", "nn", "random", "optim", "optimize", "scipy", "flatten_util", "Program", "odeint", "ODEError", "config",
+           "fori_loop", "scan", "while_loop", "cond", "switch", "disable_jit", "clear_cache", "cache_dir", "eval_program", "tree_util", "nn", "random", "lax", "map", "associative_scan", "top_k", "optim", "optimize", "scipy", "flatten_util", "Program", "odeint", "ODEError", "config",
            "FuncgradError", "CarryTypeError", "ConcretizationError", "MutationError", "NonScalarOutputError",
            "IntegerInputError", "UnsupportedFunctionError", "UnsupportedDtypeError", "ShapeError", "EscapedTracerError",
            "DroppedDerivativeWarning"]

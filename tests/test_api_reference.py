@@ -39,7 +39,7 @@ def test_the_example_runs(qual, obj):
         exec(compile(code, f"<example of {qual}>", "exec"), {"np": np, "fg": fg, "fnp": fnp})
 
 
-@pytest.mark.parametrize("module", ["tree_util", "nn", "random", "optim", "optimize",
+@pytest.mark.parametrize("module", ["tree_util", "nn", "random", "lax", "optim", "optimize",
                                     "flatten_util"])
 def test_module_examples_run_and_print_what_they_say(module):
     import doctest
