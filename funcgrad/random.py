@@ -301,14 +301,20 @@ def choice(key, a, shape=(), replace=True, p=None, axis=0):
     elif p is None:
         idx = fnp.argsort(_unit(key, (n,), np.float64))[:k]
     elif replace:
-        idx = categorical(key, fnp.log(p), shape=(k,))
+        idx = categorical(key, _log_prob(p), shape=(k,))
     else:                      # Gumbel top-k: the k largest of log p + Gumbel noise
-        idx = fnp.argsort(-(fnp.log(p) + gumbel(key, (n,))))[:k]
+        idx = fnp.argsort(-(_log_prob(p) + gumbel(key, (n,))))[:k]
     if np.ndim(a) == 0 and not isinstance(a, Traced):
         return fnp.reshape(idx, shape)
     picked = fnp.take(a, idx, axis=axis)
     a_shape = aval_of(a).shape
     return fnp.reshape(picked, a_shape[:axis] + shape + a_shape[axis + 1:])
+
+
+def _log_prob(p):
+    """log p, -inf (without NumPy's divide warning) where p is 0."""
+    p = fnp.asarray(p)
+    return fnp.where(p > 0, fnp.log(fnp.where(p > 0, p, 1.0)), -np.inf)
 
 
 def truncated_normal(key, lower, upper, shape=None, dtype=np.float64):

@@ -90,7 +90,8 @@ def _attention_reference(q, k, v, bias=None, keep=None):
     logits = logits + (0 if bias is None else bias)
     if keep is not None:
         logits = np.where(keep, logits, -np.inf)
-    w = scipy.special.softmax(logits, axis=-1)
+    with np.errstate(invalid="ignore"):       # (a row with nothing kept: NaN, not compared)
+        w = scipy.special.softmax(logits, axis=-1)
     return np.einsum("...nts,...snh->...tnh", w, v)
 
 

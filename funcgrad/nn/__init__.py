@@ -346,9 +346,10 @@ def dot_product_attention(query, key, value, bias=None, mask=None, *, scale=None
         t, s = query.shape[-3], key.shape[-3]
         causal = np.tril(np.ones((t, s), bool), k=s - t)
         keep = causal if keep is None else fnp.logical_and(keep, causal)
-    if keep is not None:
-        logits = fnp.where(keep, logits, -np.inf)
+    if keep is not None:                        # (a row with nothing kept: zeros, not 0/0)
+        seen = fnp.any(fnp.broadcast_to(keep, fnp.shape(logits)), axis=-1, keepdims=True)
+        logits = fnp.where(keep, logits, fnp.where(seen, -np.inf, 0.0))
     weights = softmax(logits, axis=-1)
-    if keep is not None:                        # a row with nothing kept gives zeros, not NaN
+    if keep is not None:
         weights = fnp.where(keep, weights, 0.0)
     return fnp.einsum("...nts,...snh->...tnh", weights, value)
