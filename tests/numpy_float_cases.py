@@ -173,6 +173,8 @@ CASES.update({
     "piecewise": C(V, _call=lambda fn: lambda x: fn(x, [x < 0, x >= 0], [lambda v: -v, np.sin])),
     "cumulative_sum": C(V, include_initial=True), "cumulative_prod": C(P, include_initial=True),
     "ediff1d": C(V, to_begin=0.3, to_end=W[:2]),
+    "polyder": C(V, 2), "polyint": C(V, 2, np.array([0.5, -0.2])), "polyadd": C(V, W[:2]),
+    "polysub": C(W[:3], V), "polymul": C(V, W[:3]), "polyfit": C(SORTED, V, 2, w=P),
 })
 
 ALIASES = {"abs": "absolute", "fabs": "absolute", "mod": "remainder", "true_divide": "divide",

@@ -143,3 +143,21 @@ def test_dynamic_slices_with_a_traced_start():
         fg.vmap(lambda a, i: a[i:i + 2, i:i + 2])(np.stack([m, m]), np.array([0, 1]))
     with pytest.raises(fg.ConcretizationError, match=r"x\[i:i \+ k\]"):
         fg.vmap(lambda v, i, j: v[i:j])(xs, np.array([1, 2]), np.array([3, 4]))
+
+
+def test_polynomials_equal_numpy():
+    p, q = np.array([1.0, -2.0, 3.0, 4.0]), np.array([0.5, 2.0])
+    for name, args in [("polyder", (p,)), ("polyder", (p, 2)), ("polyint", (p,)),
+                       ("polyadd", (p, q)), ("polysub", (q, p)), ("polymul", (p, q))]:
+        np.testing.assert_allclose(fg.jit(getattr(fnp, name), static_argnums=tuple(
+            range(1, len(args))) if name == "polyder" else ())(*args),
+            getattr(np, name)(*args), rtol=1e-14, err_msg=name)
+    np.testing.assert_allclose(fnp.polyint(p, 2, [1.0, 2.0]), np.polyint(p, 2, [1.0, 2.0]))
+    x = np.linspace(0.0, 1.0, 12)
+    y = 3 * x ** 2 - x + 0.5 + 0.01 * np.sin(20 * x)
+    w = np.linspace(1.0, 2.0, 12)
+    fit = fg.jit(lambda x, y, w: fnp.polyfit(x, y, 3, w=w), same_bits=False)
+    np.testing.assert_allclose(fit(x, y, w), np.polyfit(x, y, 3, w=w), rtol=1e-10, atol=1e-12)
+    ys = np.stack([y, 2 * y], 1)
+    np.testing.assert_allclose(fg.jit(lambda x, y: fnp.polyfit(x, y, 2))(x, ys),
+                               np.polyfit(x, ys, 2), rtol=1e-10, atol=1e-12)
