@@ -175,6 +175,8 @@ CASES.update({
     "ediff1d": C(V, to_begin=0.3, to_end=W[:2]),
     "polyder": C(V, 2), "polyint": C(V, 2, np.array([0.5, -0.2])), "polyadd": C(V, W[:2]),
     "polysub": C(W[:3], V), "polymul": C(V, W[:3]), "polyfit": C(SORTED, V, 2, w=P),
+    "nanmedian": C(WITH_NAN), "nanquantile": C(WITH_NAN, np.array([0.15, 0.62])),
+    "nanpercentile": C(WITH_NAN, 37.0), "nancumsum": C(WITH_NAN), "nancumprod": C(WITH_NAN),
 })
 
 ALIASES = {"abs": "absolute", "fabs": "absolute", "mod": "remainder", "true_divide": "divide",
@@ -215,7 +217,7 @@ SKIP = {
                      "iscomplex", "iscomplexobj", "isreal", "isrealobj", "isneginf", "isposinf",
                      "argmax", "argmin", "argsort", "argpartition", "argwhere", "nonzero",
                      "flatnonzero", "count_nonzero", "searchsorted", "bitwise_not",
-                     "digitize", "isin", "bitwise_invert"],
+                     "digitize", "isin", "bitwise_invert", "nanargmax", "nanargmin"],
                     _NO_DERIVATIVE),
     **dict.fromkeys(["eye", "identity", "tri", "indices", "zeros", "ones", "empty",
                      "broadcast_shapes", "promote_types", "result_type", "issubdtype",

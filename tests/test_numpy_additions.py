@@ -161,3 +161,32 @@ def test_polynomials_equal_numpy():
     ys = np.stack([y, 2 * y], 1)
     np.testing.assert_allclose(fg.jit(lambda x, y: fnp.polyfit(x, y, 2))(x, ys),
                                np.polyfit(x, ys, 2), rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")
+@pytest.mark.parametrize("name,kw", [
+    ("nanmedian", {}), ("nanmedian", {"axis": 0}), ("nanmedian", {"axis": 1, "keepdims": True}),
+    ("nanquantile", {"q": [0.1, 0.9], "axis": 0}), ("nanpercentile", {"q": 37.0, "axis": 1}),
+    ("nancumsum", {"axis": 0}), ("nancumprod", {"axis": 1}), ("nanargmax", {"axis": 1}),
+    ("nanargmin", {"axis": 1})])
+def test_nan_statistics_equal_numpy(name, kw):
+    r = np.random.default_rng(0)
+    x = r.normal(size=(5, 4))
+    x[r.random((5, 4)) < 0.3] = np.nan
+    if not name.startswith("nanarg"):
+        x[:, 2] = np.nan                    # an all-NaN column: NaN, as NumPy
+    kw = dict(kw)
+    args = (x,) if "q" not in kw else (x, kw.pop("q"))
+    got = fg.jit(lambda a: getattr(fnp, name)(a, *args[1:], **kw), same_bits=False)(x)
+    want = getattr(np, name)(*args, **kw)
+    assert got.shape == np.shape(want)
+    np.testing.assert_allclose(got, want, rtol=1e-14, equal_nan=True)
+
+
+def test_nanargmax_of_an_all_nan_slice_is_minus_one_when_traced():
+    x = np.array([[np.nan, np.nan], [1.0, np.nan]])
+    np.testing.assert_array_equal(fg.jit(lambda a: fnp.nanargmax(a, axis=1))(x), [-1, 0])
+    with pytest.raises(ValueError):             # plain arrays: NumPy's own error
+        fnp.nanargmax(x, axis=1)
+    with pytest.raises(NotImplementedError, match="method='linear'"):
+        fg.jit(lambda a: fnp.nanquantile(a, 0.5, method="nearest"))(x)
