@@ -177,6 +177,9 @@ CASES.update({
     "polysub": C(W[:3], V), "polymul": C(V, W[:3]), "polyfit": C(SORTED, V, 2, w=P),
     "nanmedian": C(WITH_NAN), "nanquantile": C(WITH_NAN, np.array([0.15, 0.62])),
     "nanpercentile": C(WITH_NAN, 37.0), "nancumsum": C(WITH_NAN), "nancumprod": C(WITH_NAN),
+    "asfortranarray": C(M), "resize": C(V, (2, 3)),
+    "apply_along_axis": C(M, _call=lambda fn: lambda x: fn(lambda v: fnp.sum(v ** 3), 1, x)),
+    "apply_over_axes": C(M, _call=lambda fn: lambda x: fn(fnp.sum, x, [0])),
 })
 
 ALIASES = {"abs": "absolute", "fabs": "absolute", "mod": "remainder", "true_divide": "divide",
@@ -223,6 +226,10 @@ SKIP = {
                      "broadcast_shapes", "promote_types", "result_type", "issubdtype",
                      "isscalar", "ndim", "shape", "size", "can_cast"], _NO_FLOAT),
     "empty_like": "its values are undefined (only its shape and dtype depend on the argument)",
+    **dict.fromkeys(["bartlett", "blackman", "hamming", "hanning", "diag_indices",
+                     "diag_indices_from"], _NO_FLOAT),
+    "kaiser": "beta selects a constant window (read as a value while tracing)",
+    "trim_zeros": "the result's length depends on which entries are exactly zero",
 }
 
 # (name, argument) -> (exception type, a fragment of its message): refusals, kept honest by

@@ -190,3 +190,25 @@ def test_nanargmax_of_an_all_nan_slice_is_minus_one_when_traced():
         fnp.nanargmax(x, axis=1)
     with pytest.raises(NotImplementedError, match="method='linear'"):
         fg.jit(lambda a: fnp.nanquantile(a, 0.5, method="nearest"))(x)
+
+
+def test_windows_indices_resize_trim_and_apply():
+    x = np.arange(12.0).reshape(3, 4)
+    for name in ("bartlett", "blackman", "hamming", "hanning"):
+        np.testing.assert_array_equal(fg.jit(lambda a: a[0] * 0 + getattr(fnp, name)(4))(x),
+                                      getattr(np, name)(4))
+    np.testing.assert_array_equal(fnp.kaiser(8, 5.0), np.kaiser(8, 5.0))
+    e = np.diag(np.arange(1.0, 4.0))
+    np.testing.assert_array_equal(fg.jit(lambda a: a[fnp.diag_indices_from(a)])(e), [1, 2, 3])
+    np.testing.assert_array_equal(fg.jit(lambda a: fnp.resize(a, (5, 3)))(x), np.resize(x, (5, 3)))
+    z = np.array([0.0, 0.0, 1.0, 2.0, 0.0, 3.0, 0.0])
+    for trim in ("fb", "f", "b"):
+        np.testing.assert_array_equal(fg.jit(lambda a: fnp.trim_zeros(a, trim))(z),
+                                      np.trim_zeros(z, trim))
+    t = np.arange(24.0).reshape(2, 3, 4)
+    for axis, f, nf in [(0, lambda v: fnp.sum(v ** 2), lambda v: np.sum(v ** 2)),
+                        (1, lambda v: fnp.outer(v, v), lambda v: np.outer(v, v))]:
+        np.testing.assert_allclose(fg.jit(lambda a: fnp.apply_along_axis(f, axis, a))(t),
+                                   np.apply_along_axis(nf, axis, t))
+    np.testing.assert_allclose(fg.jit(lambda a: fnp.apply_over_axes(fnp.sum, a, [0, 2]))(t),
+                               np.apply_over_axes(np.sum, t, [0, 2]))

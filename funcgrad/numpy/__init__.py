@@ -8,8 +8,8 @@ funcgrad.numpy.linalg, FFT for funcgrad.numpy.fft), which this module re-exports
 that bind a primitive live beside it in funcgrad/primitives/; NumPy functions that are
 compositions of others live here, in the private modules imported below (_shape, _arrange,
 _assemble, _pad, _creation, _indexing, _elementwise, _complex, _reductions, _stats, _contract,
-_counting, _nan_statistics, _linalg_compositions, _fft_compositions, _misc, _polynomials,
-_ranges, _ufunc_methods; _scalar_types explains np.int64(traced)). They may import funcgrad.primitives,
+_counting, _nan_statistics, _linalg_compositions, _fft_compositions, _misc, _more_arrays,
+_polynomials, _ranges, _ufunc_methods; _scalar_types explains np.int64(traced)). They may import funcgrad.primitives,
 ir, _errors, tree_util and the tracer; nothing below them imports this package. NumPy's dtype
 objects and constants are re-exported unchanged. On plain arrays these functions return what
 NumPy does: export(numpy=np.<name>) hands such calls to NumPy's own function.
@@ -19,7 +19,8 @@ import numpy as _np
 from ..primitives import NAMESPACE as _NAMESPACE
 from . import (_arrange, _assemble, _complex, _contract, _counting, _creation,  # noqa: F401
                _elementwise, _fft_compositions, _indexing, _linalg_compositions, _misc,
-               _nan_statistics, _pad, _polynomials, _ranges, _reductions, _scalar_types, _shape, _stats, _ufunc_methods, fft, linalg)
+               _more_arrays, _nan_statistics, _pad, _polynomials, _ranges, _reductions,
+               _scalar_types, _shape, _stats, _ufunc_methods, fft, linalg)
 
 globals().update({k: v for k, v in _NAMESPACE.items() if not k.startswith("_")})
 

@@ -1,0 +1,133 @@
+"""More of NumPy's array functions, compositions: the window functions (bartlett, blackman,
+hamming, hanning, kaiser: constants of their length), diag_indices(_from), asfortranarray,
+resize, trim_zeros, apply_along_axis and apply_over_axes (func applied slice by slice while
+tracing: the program holds one copy of func per slice).
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ..ir import Traced, aval_of
+from ..primitives.base import export
+from ..primitives.shape import (_asarray, _axis, concatenate, expand_dims, moveaxis, ravel,
+                                reshape, stack)
+from ._shape import _static
+
+
+def _window(np_fn):
+    def window(M, *args):
+        """NumPy's window of length M (a constant: M fixes the shape)."""
+        values = [_static(v, f"np.{np_fn.__name__}'s arguments") for v in (M, *args)]
+        return np_fn(*values)
+    window.__name__ = window.__qualname__ = np_fn.__name__
+    window.__doc__ = (f"np.{np_fn.__name__}: the window as a constant array (its length fixes "
+                      f"the shape).\n\n        >>> w = fnp.{np_fn.__name__}(8"
+                      + (", 5.0" if np_fn is np.kaiser else "") + ")\n")
+    return export(np_fn.__name__, numpy=np_fn)(window)
+
+
+bartlett, blackman, hamming, hanning, kaiser = (_window(f) for f in (
+    np.bartlett, np.blackman, np.hamming, np.hanning, np.kaiser))
+
+
+@export(numpy=np.diag_indices)
+def diag_indices(n, ndim=2):
+    """np.diag_indices: the index arrays of the main diagonal (n and ndim are sizes).
+
+        >>> A[fnp.diag_indices(3)]
+    """
+    return np.diag_indices(int(_static(n, "np.diag_indices(n)")), int(ndim))
+
+
+@export(numpy=np.diag_indices_from, traced=("arr",))
+def diag_indices_from(arr):
+    """np.diag_indices_from: diag_indices of a square array's size (its shape, not values).
+
+        >>> x[fnp.diag_indices_from(x)]
+    """
+    shape = aval_of(arr).shape
+    if len(shape) < 2 or len(set(shape)) != 1:
+        raise ValueError("All dimensions of input must be of equal length")
+    return np.diag_indices(shape[0], len(shape))
+
+
+@export(numpy=np.asfortranarray, traced=("a",))
+def asfortranarray(a, dtype=None, *, like=None):
+    """np.asfortranarray: a traced value has no memory layout, so it is returned as it is
+    (converted if dtype is given); results are C or F ordered as NumPy's are.
+
+        >>> fnp.asfortranarray(x)
+    """
+    a = _asarray(a)
+    return a if dtype is None else a.astype(dtype)
+
+
+@export(numpy=np.resize, traced=("a",))
+def resize(a, new_shape):
+    """np.resize: a's entries repeated (C order) to fill new_shape.
+
+        >>> fnp.resize(x, (2, 5))
+    """
+    a = ravel(_asarray(a))
+    shape = (int(new_shape),) if np.ndim(new_shape) == 0 else tuple(int(d) for d in new_shape)
+    n, size = aval_of(a).shape[0], math.prod(shape)
+    if n == 0 or size == 0:
+        return np.zeros(shape, aval_of(a).dtype)
+    reps = -(-size // n)
+    return reshape(concatenate([a] * reps)[:size], shape)
+
+
+@export(numpy=np.trim_zeros, traced=("filt",))
+def trim_zeros(filt, trim="fb", axis=None):
+    """np.trim_zeros of a 1-D array: the zeros at the front ('f') and back ('b') removed. The
+    length comes from the values (read from the call being traced).
+
+        >>> fnp.trim_zeros(x)
+    """
+    f = _asarray(filt)
+    nz = np.flatnonzero(np.asarray(_static(f != 0, "fnp.trim_zeros(filt): where the zeros are")))
+    if not nz.size:
+        return f[:0]
+    lo = int(nz[0]) if "f" in trim.lower() else 0
+    hi = int(nz[-1]) + 1 if "b" in trim.lower() else aval_of(f).shape[0]
+    return f[lo:hi]
+
+
+@export(numpy=np.apply_along_axis, traced=("arr",))
+def apply_along_axis(func1d, axis, arr, *args, **kwargs):
+    """np.apply_along_axis: func1d(1-D slice) for every slice along axis, the results stacked
+    where the axis was (func1d's output may have any shape, the same for every slice).
+
+        >>> fnp.apply_along_axis(lambda v: fnp.sum(v ** 2), 0, x)
+    """
+    arr = _asarray(arr)
+    axis = _axis(axis, aval_of(arr).ndim)
+    moved = moveaxis(arr, axis, -1)
+    batch = aval_of(moved).shape[:-1]
+    flat = reshape(moved, (-1, aval_of(moved).shape[-1]))
+    outs = [_asarray(func1d(flat[i], *args, **kwargs)) for i in range(aval_of(flat).shape[0])]
+    out = reshape(stack(outs), batch + aval_of(outs[0]).shape)
+    k = aval_of(outs[0]).ndim
+    for j in range(k):                     # the result's axes go where `axis` was
+        out = moveaxis(out, len(batch) + j, axis + j)
+    return out
+
+
+@export(numpy=np.apply_over_axes, traced=("a",))
+def apply_over_axes(func, a, axes):
+    """np.apply_over_axes: a = func(a, axis) for each axis in turn, keeping the dimension
+    (func's result, if it dropped the axis, gets it back with length 1).
+
+        >>> fnp.apply_over_axes(fnp.sum, x, [0, 1])
+    """
+    a = _asarray(a)
+    for ax in np.atleast_1d(axes).tolist():
+        nd = aval_of(a).ndim
+        ax = _axis(ax, nd)
+        out = func(a, ax)
+        if not isinstance(out, Traced):
+            out = np.asarray(out)
+        a = out if aval_of(out).ndim == nd else expand_dims(out, ax)
+    return a
