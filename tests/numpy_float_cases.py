@@ -178,6 +178,11 @@ CASES.update({
     "nanmedian": C(WITH_NAN), "nanquantile": C(WITH_NAN, np.array([0.15, 0.62])),
     "nanpercentile": C(WITH_NAN, 37.0), "nancumsum": C(WITH_NAN), "nancumprod": C(WITH_NAN),
     "asfortranarray": C(M), "resize": C(V, (2, 3)),
+    "unique_values": C(np.array([0.5, -1.2, 2.0, 0.7]), size=5),
+    "unique_counts": C(np.array([0.5, -1.2, 2.0, 0.7]), size=5, _call=_first),
+    "unique_inverse": C(np.array([0.5, -1.2, 2.0, 0.7]), size=5, _call=_first),
+    "unique_all": C(np.array([0.5, -1.2, 2.0, 0.7]), size=5, _call=_first),
+    "union1d": C(V, W, size=9),
     "apply_along_axis": C(M, _call=lambda fn: lambda x: fn(lambda v: fnp.sum(v ** 3), 1, x)),
     "apply_over_axes": C(M, _call=lambda fn: lambda x: fn(fnp.sum, x, [0])),
 })

@@ -212,3 +212,17 @@ def test_windows_indices_resize_trim_and_apply():
                                    np.apply_along_axis(nf, axis, t))
     np.testing.assert_allclose(fg.jit(lambda a: fnp.apply_over_axes(fnp.sum, a, [0, 2]))(t),
                                np.apply_over_axes(np.sum, t, [0, 2]))
+
+
+def test_unique_family_and_union1d():
+    lab = np.array([[3, 1, 4], [1, 5, 9]])
+    got, want = fg.jit(lambda a: fnp.unique_all(a, size=6))(lab), np.unique_all(lab)
+    order = np.argsort(want.values)                 # (NumPy 2.3+ need not sort)
+    np.testing.assert_array_equal(got.values[:5], want.values[order])
+    np.testing.assert_array_equal(got.counts[:5], want.counts[order])
+    np.testing.assert_array_equal(lab.ravel()[got.indices[:5]], got.values[:5])
+    np.testing.assert_array_equal(got.values[got.inverse_indices], lab)
+    counts = fg.jit(lambda a: fnp.unique_counts(a, size=5))(lab)
+    assert type(counts).__name__ == "UniqueCountsResult" and counts.counts.tolist() == [2, 1, 1, 1, 1]
+    np.testing.assert_array_equal(fg.jit(lambda a, b: fnp.union1d(a, b, size=6))(lab, np.array([2, 3])),
+                                  np.union1d(lab, [2, 3]))

@@ -10,6 +10,8 @@ dynamic Python), else the error names the argument to give.
 """
 from __future__ import annotations
 
+from collections import namedtuple
+
 import numpy as np
 
 from ..ir import Traced, aval_of
@@ -276,3 +278,61 @@ def ediff1d(ary, to_end=None, to_begin=None):
         parts.append(ravel(_asarray(to_end)))
     return concatenate(parts) if len(parts) > 1 else parts[0]
 
+
+
+# ---- NumPy 2's unique_* family and union1d (size= / fill_value= as jax.numpy's) --------------
+
+UniqueAllResult = namedtuple("UniqueAllResult", ["values", "indices", "inverse_indices", "counts"])
+UniqueCountsResult = namedtuple("UniqueCountsResult", ["values", "counts"])
+UniqueInverseResult = namedtuple("UniqueInverseResult", ["values", "inverse_indices"])
+
+
+@export(numpy=getattr(np, "unique_values", None), traced=("x",))
+def unique_values(x, /, *, size=None, fill_value=None):
+    """np.unique_values: the distinct values of x (flattened), sorted when traced (NumPy 2.3+
+    may give them in another order); size=, fill_value= as fnp.unique.
+
+        >>> fnp.unique_values(labels, size=5, fill_value=-1)
+    """
+    return unique(x, size=size, fill_value=fill_value)
+
+
+@export(numpy=getattr(np, "unique_counts", None), traced=("x",))
+def unique_counts(x, /, *, size=None, fill_value=None):
+    """np.unique_counts: (values, counts).
+
+        >>> values, counts = fnp.unique_counts(labels, size=5)
+    """
+    return UniqueCountsResult(*unique(x, return_counts=True, size=size, fill_value=fill_value))
+
+
+@export(numpy=getattr(np, "unique_inverse", None), traced=("x",))
+def unique_inverse(x, /, *, size=None, fill_value=None):
+    """np.unique_inverse: (values, inverse_indices), the indices in x's shape.
+
+        >>> values, inverse = fnp.unique_inverse(labels, size=5)
+    """
+    values, inverse = unique(x, return_inverse=True, size=size, fill_value=fill_value)
+    return UniqueInverseResult(values, reshape(inverse, aval_of(_asarray(x)).shape))
+
+
+@export(numpy=getattr(np, "unique_all", None), traced=("x",))
+def unique_all(x, /, *, size=None, fill_value=None):
+    """np.unique_all: (values, indices of first occurrences, inverse_indices, counts).
+
+        >>> result = fnp.unique_all(labels, size=5)
+    """
+    values, index, inverse, counts = unique(x, return_index=True, return_inverse=True,
+                                            return_counts=True, size=size, fill_value=fill_value)
+    return UniqueAllResult(values, index, reshape(inverse, aval_of(_asarray(x)).shape), counts)
+
+
+@export(numpy=np.union1d, traced=("ar1", "ar2"))
+def union1d(ar1, ar2, *, size=None, fill_value=None):
+    """np.union1d: the sorted distinct values of both arrays (flattened); size=, fill_value= as
+    fnp.unique.
+
+        >>> fnp.union1d(a, b, size=6)
+    """
+    return unique(concatenate([ravel(_asarray(ar1)), ravel(_asarray(ar2))]), size=size,
+                  fill_value=fill_value)
