@@ -182,7 +182,8 @@ CASES.update({
     "unique_counts": C(np.array([0.5, -1.2, 2.0, 0.7]), size=5, _call=_first),
     "unique_inverse": C(np.array([0.5, -1.2, 2.0, 0.7]), size=5, _call=_first),
     "unique_all": C(np.array([0.5, -1.2, 2.0, 0.7]), size=5, _call=_first),
-    "union1d": C(V, W, size=9),
+    "union1d": C(V, W, size=9), "histogram_bin_edges": C(V, 3, (-3.0, 3.0)),
+    "fromfunction": C(V, _call=lambda fn: lambda x: fn(lambda i: x[i] * 2.0, (4,), dtype=int)),
     "apply_along_axis": C(M, _call=lambda fn: lambda x: fn(lambda v: fnp.sum(v ** 3), 1, x)),
     "apply_over_axes": C(M, _call=lambda fn: lambda x: fn(fnp.sum, x, [0])),
 })
@@ -235,6 +236,9 @@ SKIP = {
                      "diag_indices_from"], _NO_FLOAT),
     "kaiser": "beta selects a constant window (read as a value while tracing)",
     "trim_zeros": "the result's length depends on which entries are exactly zero",
+    **dict.fromkeys(["fill_diagonal", "put", "putmask", "place", "copyto"],
+                    "writes in place: plain arrays only (traced ones: a MutationError)"),
+    "einsum_path": "returns NumPy's contraction order (it reads only shapes)",
 }
 
 # (name, argument) -> (exception type, a fragment of its message): refusals, kept honest by

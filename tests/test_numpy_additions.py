@@ -226,3 +226,33 @@ def test_unique_family_and_union1d():
     assert type(counts).__name__ == "UniqueCountsResult" and counts.counts.tolist() == [2, 1, 1, 1, 1]
     np.testing.assert_array_equal(fg.jit(lambda a, b: fnp.union1d(a, b, size=6))(lab, np.array([2, 3])),
                                   np.union1d(lab, [2, 3]))
+
+
+@pytest.mark.parametrize("name,call,advice", [
+    ("fill_diagonal", lambda L, x: L.fill_diagonal(x, 1.0), r"x\.at\[|a\.at\[fnp\.diag_indices_from"),
+    ("put", lambda L, x: L.put(x, [0], 1.0), r"\.at\[ind\]\.set"),
+    ("putmask", lambda L, x: L.putmask(x, x > 0, 1.0), r"fnp\.where\(mask, values, a\)"),
+    ("place", lambda L, x: L.place(x, x > 0, [1.0]), r"fnp\.where\(mask, vals, arr\)"),
+    ("copyto", lambda L, x: L.copyto(x, 1.0), r"fnp\.where\(where, src, dst\)")])
+def test_in_place_writers(name, call, advice):
+    """NumPy's on plain arrays (they write); on traced ones a MutationError with the advice."""
+    plain, mine = np.arange(4.0).reshape(2, 2), np.arange(4.0).reshape(2, 2)
+    call(np, plain)
+    call(fnp, mine)
+    np.testing.assert_array_equal(mine, plain)
+    for L in (fnp, np):
+        with pytest.raises(fg.MutationError, match=rf"np\.{name} writes into .*{advice}"):
+            fg.jit(lambda x: call(L, x))(np.arange(4.0).reshape(2, 2))
+
+
+def test_bin_edges_fromfunction_einsum_path():
+    r = np.random.default_rng(0).normal(size=50)
+    np.testing.assert_allclose(fg.jit(lambda a: fnp.histogram_bin_edges(a, 4))(r),
+                               np.histogram_bin_edges(r, 4), rtol=1e-14)
+    x = np.arange(3.0)
+    np.testing.assert_array_equal(fg.jit(lambda v: fnp.fromfunction(lambda i, j: v[i] * j, (3, 4),
+                                                                    dtype=int))(x),
+                                  np.fromfunction(lambda i, j: x[i] * j, (3, 4), dtype=int))
+    a = np.ones((2, 3))
+    assert fg.make_ir(lambda a: fnp.einsum_path("ij,jk->ik", a, a.T)[0] and a)(a) is not None
+    assert fnp.einsum_path("ij,jk->ik", a, a.T)[0] == np.einsum_path("ij,jk->ik", a, a.T)[0]

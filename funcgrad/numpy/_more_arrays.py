@@ -1,7 +1,9 @@
 """More of NumPy's array functions, compositions: the window functions (bartlett, blackman,
 hamming, hanning, kaiser: constants of their length), diag_indices(_from), asfortranarray,
 resize, trim_zeros, apply_along_axis and apply_over_axes (func applied slice by slice while
-tracing: the program holds one copy of func per slice).
+tracing: the program holds one copy of func per slice), histogram_bin_edges, fromfunction,
+einsum_path, and NumPy's in-place writers (fill_diagonal, put, putmask, place, copyto:
+NumPy's on plain arrays, a MutationError saying what to write on traced ones).
 """
 from __future__ import annotations
 
@@ -9,8 +11,9 @@ import math
 
 import numpy as np
 
+from .._errors import MutationError, user_frame, where
 from ..ir import Traced, aval_of
-from ..primitives.base import export
+from ..primitives.base import NAMESPACE, export
 from ..primitives.shape import (_asarray, _axis, concatenate, expand_dims, moveaxis, ravel,
                                 reshape, stack)
 from ._shape import _static
@@ -131,3 +134,54 @@ def apply_over_axes(func, a, axes):
             out = np.asarray(out)
         a = out if aval_of(out).ndim == nd else expand_dims(out, ax)
     return a
+
+
+# ---- NumPy's in-place writers: NumPy's on plain arrays; a traced array is never written -----
+
+def _in_place(np_fn, target, instead):
+    def writer(*args, **kwargs):
+        raise MutationError(f"np.{np_fn.__name__} writes into `{target}` in place"
+                            f"{where(user_frame())}; traced arrays are immutable (where PyTorch "
+                            f"writes in place, make a new array). Write {instead} instead.")
+    writer.__name__ = writer.__qualname__ = np_fn.__name__
+    writer.__doc__ = (f"np.{np_fn.__name__} on plain arrays; on a traced array a MutationError "
+                      f"that says what to write: {instead}.\n\n"
+                      f"        >>> y = {instead}\n")
+    return export(np_fn.__name__, numpy=np_fn)(writer)
+
+
+fill_diagonal = _in_place(np.fill_diagonal, "a", "a.at[fnp.diag_indices_from(a)].set(val)")
+put = _in_place(np.put, "a", "a.ravel().at[ind].set(v).reshape(a.shape)")
+putmask = _in_place(np.putmask, "a", "fnp.where(mask, values, a)")
+place = _in_place(np.place, "arr", "fnp.where(mask, vals, arr) (vals broadcast)")
+copyto = _in_place(np.copyto, "dst", "fnp.where(where, src, dst) or src itself")
+
+
+@export(numpy=np.histogram_bin_edges, traced=("a", "range", "weights"))
+def histogram_bin_edges(a, bins=10, range=None, weights=None):
+    """np.histogram_bin_edges: the edges fnp.histogram would use (a number of bins or given
+    edges); differentiable in range and, without it, in a's min and max.
+
+        >>> fnp.histogram_bin_edges(x, bins=4)
+    """
+    return NAMESPACE["histogram"](a, bins, range, None, weights)[1]
+
+
+@export(numpy=np.fromfunction)
+def fromfunction(function, shape, *, dtype=float, like=None, **kwargs):
+    """np.fromfunction: function(*index arrays) over a grid of the given shape (function may
+    use traced values it closes over).
+
+        >>> fnp.fromfunction(lambda i, j: x[i] * j, (3, 4))
+    """
+    return function(*np.indices(tuple(int(d) for d in shape), dtype=dtype), **kwargs)
+
+
+@export(numpy=np.einsum_path)
+def einsum_path(subscripts, *operands, optimize="greedy", einsum_call=False):
+    """np.einsum_path: NumPy's contraction order for these shapes (it reads only shapes).
+
+        >>> path, report = fnp.einsum_path("ij,jk,kl->il", A, B, C)
+    """
+    shaped = [np.zeros(aval_of(o).shape, aval_of(o).dtype) for o in operands]
+    return np.einsum_path(subscripts, *shaped, optimize=optimize, einsum_call=einsum_call)
