@@ -184,6 +184,7 @@ CASES.update({
     "unique_all": C(np.array([0.5, -1.2, 2.0, 0.7]), size=5, _call=_first),
     "union1d": C(V, W, size=9), "histogram_bin_edges": C(V, 3, (-3.0, 3.0)),
     "fromfunction": C(V, _call=lambda fn: lambda x: fn(lambda i: x[i] * 2.0, (4,), dtype=int)),
+    "unwrap": C(np.array([0.1, 3.0, 6.2, 0.4, 3.5]) * 1.0),
     "apply_along_axis": C(M, _call=lambda fn: lambda x: fn(lambda v: fnp.sum(v ** 3), 1, x)),
     "apply_over_axes": C(M, _call=lambda fn: lambda x: fn(fnp.sum, x, [0])),
 })
@@ -239,6 +240,9 @@ SKIP = {
     **dict.fromkeys(["fill_diagonal", "put", "putmask", "place", "copyto"],
                     "writes in place: plain arrays only (traced ones: a MutationError)"),
     "einsum_path": "returns NumPy's contraction order (it reads only shapes)",
+    "put_along_axis": "writes in place: plain arrays only (traced ones: a MutationError)",
+    **dict.fromkeys(["tril_indices", "triu_indices", "tril_indices_from", "triu_indices_from",
+                     "ix_", "ravel_multi_index", "unravel_index"], _NO_DERIVATIVE),
 }
 
 # (name, argument) -> (exception type, a fragment of its message): refusals, kept honest by

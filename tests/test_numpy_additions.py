@@ -256,3 +256,26 @@ def test_bin_edges_fromfunction_einsum_path():
     a = np.ones((2, 3))
     assert fg.make_ir(lambda a: fnp.einsum_path("ij,jk->ik", a, a.T)[0] and a)(a) is not None
     assert fnp.einsum_path("ij,jk->ik", a, a.T)[0] == np.einsum_path("ij,jk->ik", a, a.T)[0]
+
+
+def test_index_helpers_and_unwrap():
+    a = np.arange(16.0).reshape(4, 4)
+    for idx in (lambda x: fnp.tril_indices(4), lambda x: fnp.triu_indices_from(x, 1),
+                lambda x: fnp.tril_indices_from(x, -1)):
+        np.testing.assert_array_equal(fg.jit(lambda x: x[idx(x)])(a), a[idx(np.asarray(a))])
+    np.testing.assert_array_equal(fg.jit(lambda x, i: x[fnp.ix_(i, np.array([1, 3]))])(
+        a, np.array([0, 2])), a[np.ix_([0, 2], [1, 3])])
+    i, j, flat = np.array([0, 1, 3]), np.array([2, 3, 0]), np.array([3, 7, 19])
+    for order in ("C", "F"):
+        np.testing.assert_array_equal(
+            fg.jit(lambda i, j: fnp.ravel_multi_index((i, j), (4, 5), order=order))(i, j),
+            np.ravel_multi_index((i, j), (4, 5), order=order))
+        for got, want in zip(fg.jit(lambda f: fnp.unravel_index(f, (4, 5), order=order))(flat),
+                             np.unravel_index(flat, (4, 5), order=order)):
+            np.testing.assert_array_equal(got, want)
+    ph = np.cumsum(np.random.default_rng(0).normal(size=20) * 2) % (2 * np.pi)
+    np.testing.assert_allclose(fg.jit(fnp.unwrap)(ph), np.unwrap(ph), rtol=1e-14)
+    np.testing.assert_allclose(fg.jit(lambda p: fnp.unwrap(p, period=6.0))(ph),
+                               np.unwrap(ph, period=6.0), rtol=1e-14)
+    with pytest.raises(fg.MutationError, match="put_along_axis"):
+        fg.jit(lambda x: fnp.put_along_axis(x, np.array([[0]]), 1.0, 1))(a)

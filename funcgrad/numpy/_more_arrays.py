@@ -185,3 +185,115 @@ def einsum_path(subscripts, *operands, optimize="greedy", einsum_call=False):
     """
     shaped = [np.zeros(aval_of(o).shape, aval_of(o).dtype) for o in operands]
     return np.einsum_path(subscripts, *shaped, optimize=optimize, einsum_call=einsum_call)
+
+
+put_along_axis = _in_place(np.put_along_axis, "arr",
+                           "arr.at[fnp.indices(...) with indices on axis].set(values), or "
+                           "fnp.where(one_hot_mask, values, arr)")
+
+
+def _triangle_indices(np_fn):
+    def indices(n, k=0, m=None):
+        """The row and column indices of a triangle (sizes, not values)."""
+        return np_fn(int(_static(n, f"np.{np_fn.__name__}(n)")), int(_static(k, "k")),
+                     None if m is None else int(_static(m, "m")))
+    indices.__name__ = indices.__qualname__ = np_fn.__name__
+    indices.__doc__ = (f"np.{np_fn.__name__}: the index arrays of a triangle of an n x m "
+                       f"matrix (constants).\n\n        >>> A[fnp.{np_fn.__name__}(3)]\n")
+    return export(np_fn.__name__, numpy=np_fn)(indices)
+
+
+tril_indices, triu_indices = _triangle_indices(np.tril_indices), _triangle_indices(np.triu_indices)
+
+
+@export(numpy=np.tril_indices_from, traced=("arr",))
+def tril_indices_from(arr, k=0):
+    """np.tril_indices_from: tril_indices of arr's (2-D) shape.
+
+        >>> x[fnp.tril_indices_from(x)]
+    """
+    rows, cols = aval_of(arr).shape
+    return np.tril_indices(rows, int(k), cols)
+
+
+@export(numpy=np.triu_indices_from, traced=("arr",))
+def triu_indices_from(arr, k=0):
+    """np.triu_indices_from: triu_indices of arr's (2-D) shape.
+
+        >>> x[fnp.triu_indices_from(x, 1)]
+    """
+    rows, cols = aval_of(arr).shape
+    return np.triu_indices(rows, int(k), cols)
+
+
+@export("ix_", numpy=np.ix_)
+def ix_(*args):
+    """np.ix_: 1-D index arrays (traced ones too) shaped to index an outer product of rows,
+    columns, ...
+
+        >>> x[fnp.ix_(np.array([0, 2]), np.array([1, 3]))]
+    """
+    out = []
+    for k, a in enumerate(args):
+        a = _asarray(a)
+        if aval_of(a).dtype == bool:
+            a = np.flatnonzero(np.asarray(_static(a, "np.ix_ of a boolean mask")))
+        shape = [1] * len(args)
+        shape[k] = aval_of(a).shape[0]
+        out.append(reshape(a, tuple(shape)))
+    return tuple(out)
+
+
+@export(numpy=np.ravel_multi_index, traced=("multi_index",))
+def ravel_multi_index(multi_index, dims, mode="raise", order="C"):
+    """np.ravel_multi_index: flat indices of index tuples into an array of shape dims (traced
+    indices: mode 'wrap' or 'clip' applied, 'raise' checks nothing, as jax.numpy's).
+
+        >>> fnp.ravel_multi_index((i, j), (3, 4))
+    """
+    dims = tuple(int(d) for d in dims)
+    strides = np.cumprod((1,) + dims[::-1][:-1])[::-1] if order == "C" else np.cumprod((1,) + dims[:-1])
+    flat = 0
+    for idx, d, s in zip(multi_index, dims, strides):
+        idx = _asarray(idx)
+        if mode == "wrap":
+            idx = idx % d
+        elif mode == "clip":
+            idx = NAMESPACE["clip"](idx, 0, d - 1)
+        flat = flat + idx * int(s)
+    return flat
+
+
+@export(numpy=np.unravel_index, traced=("indices",))
+def unravel_index(indices, shape, order="C"):
+    """np.unravel_index: the index tuple of each flat index into an array of `shape`.
+
+        >>> rows, cols = fnp.unravel_index(flat, (3, 4))
+    """
+    shape = tuple(int(d) for d in shape)
+    idx = _asarray(indices)
+    out = []
+    for d in (shape[::-1] if order == "C" else shape):
+        out.append(idx % d)
+        idx = idx // d
+    return tuple(out[::-1] if order == "C" else out)
+
+
+@export(numpy=np.unwrap, traced=("p", "discont", "period"))
+def unwrap(p, discont=None, axis=-1, *, period=2 * np.pi):
+    """np.unwrap: phases with jumps larger than discont (default period / 2) moved by
+    multiples of period, so the result varies continuously; derivative 1 where it is smooth.
+
+        >>> fnp.unwrap(fnp.angle(z))
+    """
+    p = _asarray(p)
+    axis = _axis(axis, aval_of(p).ndim)
+    dd = NAMESPACE["diff"](p, axis=axis)
+    discont = period / 2 if discont is None else discont
+    half = period / 2
+    ddmod = (dd + half) % period - half
+    ddmod = NAMESPACE["where"]((ddmod == -half) & (dd > 0), half, ddmod)
+    correct = NAMESPACE["where"](NAMESPACE["absolute"](dd) < discont, 0.0, ddmod - dd)
+    first = NAMESPACE["take"](p, np.arange(1), axis=axis) * 0.0
+    cum = NAMESPACE["cumsum"](concatenate([first, correct], axis=axis), axis=axis)
+    return p + cum
