@@ -185,6 +185,7 @@ CASES.update({
     "union1d": C(V, W, size=9), "histogram_bin_edges": C(V, 3, (-3.0, 3.0)),
     "fromfunction": C(V, _call=lambda fn: lambda x: fn(lambda i: x[i] * 2.0, (4,), dtype=int)),
     "unwrap": C(np.array([0.1, 3.0, 6.2, 0.4, 3.5]) * 1.0),
+    "frexp": C(V * 3, _call=_first), "require": C(V, np.float64),
     "apply_along_axis": C(M, _call=lambda fn: lambda x: fn(lambda v: fnp.sum(v ** 3), 1, x)),
     "apply_over_axes": C(M, _call=lambda fn: lambda x: fn(fnp.sum, x, [0])),
 })
@@ -243,6 +244,9 @@ SKIP = {
     "put_along_axis": "writes in place: plain arrays only (traced ones: a MutationError)",
     **dict.fromkeys(["tril_indices", "triu_indices", "tril_indices_from", "triu_indices_from",
                      "ix_", "ravel_multi_index", "unravel_index"], _NO_DERIVATIVE),
+    **dict.fromkeys(["isdtype", "iterable", "isfortran", "shares_memory", "may_share_memory",
+                     "common_type", "min_scalar_type"], "a question about dtypes, shapes or "
+                    "memory: its answer is not a float"),
 }
 
 # (name, argument) -> (exception type, a fragment of its message): refusals, kept honest by

@@ -279,3 +279,22 @@ def test_index_helpers_and_unwrap():
                                np.unwrap(ph, period=6.0), rtol=1e-14)
     with pytest.raises(fg.MutationError, match="put_along_axis"):
         fg.jit(lambda x: fnp.put_along_axis(x, np.array([[0]]), 1.0, 1))(a)
+
+
+def test_frexp_and_the_metadata_questions():
+    x = np.array([0.0, -0.0, 1.0, -8.0, 0.75, 3.0, 1e-310, -5e-324, 1.7976931348623157e308,
+                  np.inf, -np.inf, np.nan, 2.0 ** -1022, 7e22, 0.1])
+    r = np.random.default_rng(0)
+    x = np.concatenate([x, r.normal(size=500) * 10.0 ** r.integers(-300, 300, 500)])
+    m, e = fg.jit(fnp.frexp)(x)
+    same((m, e), np.frexp(x))
+    np.testing.assert_allclose(fg.grad(lambda v: fnp.sum(fnp.frexp(v)[0]))(np.array([3.0, -0.3])),
+                               [0.25, 2.0])
+    t = np.ones((2, 3), np.float32)
+    answers = fg.jit(lambda a: (a * fnp.iterable(a), fnp.isfortran(a) + 0 * a[0, 0],
+                                fnp.shares_memory(a, a) + 0 * a[0, 0]))(t)
+    np.testing.assert_array_equal(answers[0], t)
+    assert answers[1] == 0 and answers[2] == 0
+    assert fnp.common_type(t, np.ones(1)) is np.common_type(t, np.ones(1))
+    assert fnp.isdtype(np.float32, "real floating") and fnp.min_scalar_type(t) == np.float32
+    assert fg.jit(lambda a: fnp.require(a, np.float64))(t).dtype == np.float64

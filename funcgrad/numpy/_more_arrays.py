@@ -297,3 +297,102 @@ def unwrap(p, discont=None, axis=-1, *, period=2 * np.pi):
     first = NAMESPACE["take"](p, np.arange(1), axis=axis) * 0.0
     cum = NAMESPACE["cumsum"](concatenate([first, correct], axis=axis), axis=axis)
     return p + cum
+
+
+# ---- questions about dtypes and memory (a traced value has a dtype and shape, no memory) ------
+
+@export(numpy=np.isdtype)
+def isdtype(dtype, kind):
+    """np.isdtype (a question about a dtype: no array is read).
+
+        >>> fnp.isdtype(x.dtype, "real floating")
+    """
+    return np.isdtype(dtype, kind)
+
+
+@export(numpy=np.iterable, traced=("y",))
+def iterable(y):
+    """np.iterable: a traced array is iterable unless 0-d.
+
+        >>> fnp.iterable(x)
+    """
+    return aval_of(y).ndim > 0
+
+
+@export(numpy=np.isfortran, traced=("a",))
+def isfortran(a):
+    """np.isfortran: False for a traced value (it has no memory layout).
+
+        >>> fnp.isfortran(x)
+    """
+    return False
+
+
+@export(numpy=np.shares_memory, traced=("a", "b"))
+def shares_memory(a, b, /, max_work=None):
+    """np.shares_memory: traced values share no memory (they are immutable values).
+
+        >>> fnp.shares_memory(x, y)
+    """
+    return False
+
+
+@export(numpy=np.may_share_memory, traced=("a", "b"))
+def may_share_memory(a, b, /, max_work=None):
+    """np.may_share_memory: False for traced values.
+
+        >>> fnp.may_share_memory(x, y)
+    """
+    return False
+
+
+@export(numpy=np.common_type)
+def common_type(*arrays):
+    """np.common_type from the arrays' dtypes (traced ones too).
+
+        >>> fnp.common_type(x, np.float32(1.0))
+    """
+    return np.common_type(*[np.zeros(0, aval_of(a).dtype) for a in arrays])
+
+
+@export(numpy=np.min_scalar_type, traced=("a",))
+def min_scalar_type(a, /):
+    """np.min_scalar_type: an array's own dtype; a traced scalar's value is read where known.
+
+        >>> fnp.min_scalar_type(x)
+    """
+    if aval_of(a).ndim:
+        return aval_of(a).dtype
+    return np.min_scalar_type(_static(a, "np.min_scalar_type(a) of a traced scalar"))
+
+
+@export(numpy=np.require, traced=("a",))
+def require(a, dtype=None, requirements=None, *, like=None):
+    """np.require: a traced value meets every layout requirement; dtype converts.
+
+        >>> fnp.require(x, np.float64, ["C"])
+    """
+    a = _asarray(a)
+    return a if dtype is None else a.astype(dtype)
+
+
+@export(numpy=np.frexp)
+def frexp(x, /):
+    """np.frexp: (mantissa in [0.5, 1) with x's sign, integer exponent), x = m * 2**e; the
+    mantissa's derivative is 2**-e (e is an integer: none). Zeros, infinities and NaN as NumPy.
+
+        >>> m, e = fnp.frexp(x)
+    """
+    where_, ldexp = NAMESPACE["where"], NAMESPACE["ldexp"]
+    x = _asarray(x)
+    dt = aval_of(x).dtype if aval_of(x).dtype.kind == "f" else np.dtype(np.float64)
+    x = x.astype(dt)
+    a = NAMESPACE["absolute"](x)
+    plain = (a > 0) & NAMESPACE["isfinite"](x)
+    safe = where_(plain, a, 1.0)
+    e = NAMESPACE["floor"](NAMESPACE["log2"](safe)).astype(np.int32) + 1
+    m = ldexp(safe, -e)                     # exact; one correction for log2's rounding
+    e = where_(m >= 1.0, e + 1, where_(m < 0.5, e - 1, e))
+    m = ldexp(safe, -e)
+    return (where_(plain, NAMESPACE["copysign"](m, x), x),
+            where_(plain, e, 0).astype(np.int32))
