@@ -186,6 +186,7 @@ CASES.update({
     "fromfunction": C(V, _call=lambda fn: lambda x: fn(lambda i: x[i] * 2.0, (4,), dtype=int)),
     "unwrap": C(np.array([0.1, 3.0, 6.2, 0.4, 3.5]) * 1.0),
     "frexp": C(V * 3, _call=_first), "require": C(V, np.float64),
+    "poly": C(V), "sort_complex": C(V, _call=lambda fn: lambda x: fnp.real(fn(x))),
     "apply_along_axis": C(M, _call=lambda fn: lambda x: fn(lambda v: fnp.sum(v ** 3), 1, x)),
     "apply_over_axes": C(M, _call=lambda fn: lambda x: fn(fnp.sum, x, [0])),
 })
@@ -243,7 +244,7 @@ SKIP = {
     "einsum_path": "returns NumPy's contraction order (it reads only shapes)",
     "put_along_axis": "writes in place: plain arrays only (traced ones: a MutationError)",
     **dict.fromkeys(["tril_indices", "triu_indices", "tril_indices_from", "triu_indices_from",
-                     "ix_", "ravel_multi_index", "unravel_index"], _NO_DERIVATIVE),
+                     "ix_", "ravel_multi_index", "unravel_index", "lexsort"], _NO_DERIVATIVE),
     **dict.fromkeys(["isdtype", "iterable", "isfortran", "shares_memory", "may_share_memory",
                      "common_type", "min_scalar_type"], "a question about dtypes, shapes or "
                     "memory: its answer is not a float"),

@@ -298,3 +298,21 @@ def test_frexp_and_the_metadata_questions():
     assert fnp.common_type(t, np.ones(1)) is np.common_type(t, np.ones(1))
     assert fnp.isdtype(np.float32, "real floating") and fnp.min_scalar_type(t) == np.float32
     assert fg.jit(lambda a: fnp.require(a, np.float64))(t).dtype == np.float64
+
+
+def test_lexsort_sort_complex_poly():
+    a, b = np.array([3, 1, 2, 1, 3]), np.array([0.5, 0.2, 0.1, 0.1, 0.4])
+    np.testing.assert_array_equal(fg.jit(lambda a, b: fnp.lexsort((b, a)))(a, b), np.lexsort((b, a)))
+    k = np.random.default_rng(0).integers(0, 3, (3, 4, 6))
+    for axis in (-1, 0):
+        np.testing.assert_array_equal(fg.jit(lambda k: fnp.lexsort(k, axis=axis))(k),
+                                      np.lexsort(k, axis=axis))
+    z = np.array([1 + 2j, 1 - 1j, -3 + 0j, 1 + 0j, 2j])
+    np.testing.assert_array_equal(fg.jit(fnp.sort_complex)(z), np.sort_complex(z))
+    np.testing.assert_array_equal(fg.jit(fnp.sort_complex)(np.array([3.0, 1.0, 2.0])),
+                                  np.sort_complex([3.0, 1.0, 2.0]))
+    np.testing.assert_allclose(fg.jit(fnp.poly)(np.array([1.0, 2.0, -3.0])), np.poly([1, 2, -3.0]))
+    m = np.array([[2.0, 1.0], [1.0, 3.0]])
+    got = fg.jit(fnp.poly, same_bits=False)(m)
+    assert got.dtype == np.float64
+    np.testing.assert_allclose(got, np.poly(m), rtol=1e-13)

@@ -336,3 +336,32 @@ def union1d(ar1, ar2, *, size=None, fill_value=None):
     """
     return unique(concatenate([ravel(_asarray(ar1)), ravel(_asarray(ar2))]), size=size,
                   fill_value=fill_value)
+
+
+@export(numpy=np.lexsort, traced=("keys",))
+def lexsort(keys, axis=-1):
+    """np.lexsort: the indices that sort by the last key, ties broken by the one before, and
+    so on (stable sorts, last key applied last).
+
+        >>> fnp.lexsort((first_names, surnames))
+    """
+    keys = [_asarray(k) for k in (list(keys) if not isinstance(keys, Traced) else
+                                  [keys[i] for i in range(aval_of(keys).shape[0])])]
+    axis = _axis(axis, aval_of(keys[0]).ndim)
+    order = argsort(keys[0], axis=axis)
+    for k in keys[1:]:
+        order = take_along_axis(order, argsort(take_along_axis(k, order, axis), axis=axis), axis)
+    return order
+
+
+@export(numpy=np.sort_complex, traced=("a",))
+def sort_complex(a):
+    """np.sort_complex: sorted by real part, then imaginary part, as complex numbers.
+
+        >>> fnp.sort_complex(z)
+    """
+    a = _asarray(a)
+    dt = np.result_type(aval_of(a).dtype, np.complex64)
+    a = convert(a, dt)
+    order = lexsort((a.imag, a.real))
+    return take_along_axis(a, order, -1)

@@ -1,6 +1,7 @@
 """NumPy's polynomial functions on coefficient arrays (highest power first, as np.polyval):
 polyfit (least squares on the Vandermonde matrix, differentiable in x and y), polyder,
-polyint, polyadd, polysub, polymul. (polyval and vander: _misc.py, _arrange.py.)
+polyint, polyadd, polysub, polymul, poly (from roots). (polyval and vander: _misc.py,
+_arrange.py.)
 """
 from __future__ import annotations
 
@@ -10,8 +11,10 @@ from ..ir import aval_of
 from ..primitives.base import export
 from ..primitives.elementwise import sqrt
 from ..primitives.reductions import sum as fsum
+from ..primitives.linalg import eigvals
 from ..primitives.shape import _asarray, concatenate
 from ._linalg_compositions import lstsq
+from ._complex import real
 from ._misc import convolve
 
 
@@ -109,3 +112,23 @@ def polyfit(x, y, deg, rcond=None, full=False, w=None, cov=False):
     scale = sqrt(fsum(a * a, axis=0))               # of the columns (better conditioned)
     c = lstsq(a / scale, y, rcond=rcond)[0]
     return c / (scale if aval_of(c).ndim == 1 else scale[:, None])
+
+
+@export(numpy=np.poly, traced=("seq_of_zeros",))
+def poly(seq_of_zeros):
+    """np.poly: the monic polynomial with these roots, highest power first (for a square
+    matrix, its characteristic polynomial, from its eigenvalues); differentiable in the roots.
+
+        >>> fnp.poly(np.array([1.0, 2.0]))              # x^2 - 3x + 2
+    """
+    z = _asarray(seq_of_zeros)
+    real_matrix = aval_of(z).ndim == 2 and aval_of(z).dtype.kind != "c"
+    if aval_of(z).ndim == 2 and aval_of(z).shape[0] == aval_of(z).shape[1] > 0:
+        z = eigvals(z)
+    elif aval_of(z).ndim != 1:
+        raise ValueError("input must be 1d or non-empty square 2d array.")
+    one = np.ones(1, np.result_type(aval_of(z).dtype, np.float64))
+    p = one
+    for k in range(aval_of(z).shape[0]):
+        p = convolve(p, concatenate([one, -z[k:k + 1]]))
+    return real(p) if real_matrix else p       # (a real matrix's polynomial is real)
