@@ -13,10 +13,6 @@ from ... import numpy as fnp
 __all__ = ["logpmf", "pmf", "cdf", "sf"]
 
 
-def _y(x, loc, scale):
-    return (fnp.asarray(x) - loc) / scale
-
-
 def logpmf(k, p, loc=0):
     """scipy.stats.bernoulli.logpmf: log p at 1, log(1 - p) at 0, -inf elsewhere.
 

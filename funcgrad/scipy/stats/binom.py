@@ -14,10 +14,6 @@ from .. import special
 __all__ = ["logpmf", "pmf"]
 
 
-def _y(x, loc, scale):
-    return (fnp.asarray(x) - loc) / scale
-
-
 def logpmf(k, n, p, loc=0):
     """scipy.stats.binom.logpmf: log C(n, k) + k log p + (n - k) log(1 - p) for integer
     0 <= k <= n, -inf elsewhere.

@@ -12,12 +12,9 @@ import numpy as np
 
 from ... import numpy as fnp
 from .. import special
+from .norm import _standard as _y
 
 __all__ = ["logpdf", "pdf", "cdf", "sf"]
-
-
-def _y(x, loc, scale):
-    return (fnp.asarray(x) - loc) / scale
 
 
 def logpdf(x, df, loc=0, scale=1):

@@ -14,10 +14,6 @@ from .. import special
 __all__ = ["logpmf", "pmf", "cdf", "sf"]
 
 
-def _y(x, loc, scale):
-    return (fnp.asarray(x) - loc) / scale
-
-
 def logpmf(k, p, loc=0):
     """scipy.stats.geom.logpmf: (k - 1) log(1 - p) + log p for integer k >= 1, -inf elsewhere.
 

@@ -7,12 +7,9 @@ exp(-|y|) / 2 for y = (x - loc) / scale, as scipy.stats.laplace.
 from __future__ import annotations
 
 from ... import numpy as fnp
+from .norm import _standard as _y
 
 __all__ = ["logpdf", "pdf", "cdf", "sf", "ppf"]
-
-
-def _y(x, loc, scale):
-    return (fnp.asarray(x) - loc) / scale
 
 
 def logpdf(x, loc=0, scale=1):

@@ -8,12 +8,9 @@ from __future__ import annotations
 
 from ... import numpy as fnp
 from .. import special
+from .norm import _standard as _y
 
 __all__ = ["logpdf", "pdf", "cdf", "logcdf", "sf", "logsf", "ppf"]
-
-
-def _y(x, loc, scale):
-    return (fnp.asarray(x) - loc) / scale
 
 
 def logpdf(x, loc=0, scale=1):

@@ -9,12 +9,9 @@ from __future__ import annotations
 import numpy as np
 
 from ... import numpy as fnp
+from .norm import _standard as _y
 
 __all__ = ["logpdf", "pdf", "cdf", "sf", "ppf"]
-
-
-def _y(x, loc, scale):
-    return (fnp.asarray(x) - loc) / scale
 
 
 def logpdf(x, b, loc=0, scale=1):
