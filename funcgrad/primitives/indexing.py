@@ -45,17 +45,17 @@ def parse_index(shape, idx):
         raise IndexError(f"too many indices for array: array is {len(shape)}-dimensional, "
                          f"but {consumed} were indexed")
     spec, arrays, dim = [], [], 0
-    for item in idx:
+    dynamic = [_dynamic_slice(i) if isinstance(i, slice) else None for i in idx]
+    for item, dyn in zip(idx, dynamic):
         if item is Ellipsis:
             n = len(shape) - consumed
             spec += [("slice", None, None, None)] * n
             dim += n
         elif item is None:
             spec.append(_NEW)
-        elif isinstance(item, slice) and _dynamic_slice(item) is not None:
-            start, k = _dynamic_slice(item)     # x[i:i + k], i without a value: k entries
-            if k > shape[dim] or any(isinstance(i, slice) and _dynamic_slice(i) is not None
-                                     and i is not item for i in idx) or any(
+        elif dyn is not None:
+            start, k = dyn                  # x[i:i + k], i without a value: k entries
+            if k > shape[dim] or sum(d is not None for d in dynamic) > 1 or any(
                     isinstance(i, (np.ndarray, Traced)) for i in idx):
                 raise IndexError(
                     f"x[i:i + k] with a traced i{where(user_frame())}: one such slice per index, "
