@@ -129,9 +129,8 @@ def _eager_run(opt, steps=STEPS):
     return trail, state
 
 
-@pytest.mark.parametrize("name", sorted(CASES))
-def test_matches_the_published_update_rule_step_by_step(name):
-    make, make_ref = CASES[name]
+def assert_follows_its_rule(name, make, make_ref):
+    """The optimizer make() against the hand-written reference make_ref(), step by step."""
     trail, _ = _eager_run(make())
     ref, params = make_ref(), PARAMS
     for k, got in enumerate(trail):
@@ -141,12 +140,31 @@ def test_matches_the_published_update_rule_step_by_step(name):
                                        err_msg=f"{name}, step {k}, leaf {n}")
 
 
+def scanned_run(opt):
+    """STEPS updates of opt from PARAMS in one compiled fg.scan: the final params and state."""
+    gs = {n: np.stack([grads_at(k)[n] for k in range(STEPS)]) for n in PARAMS}
+
+    @fg.jit
+    def run(params, gs):
+        def body(carry, g):
+            p, s = carry
+            updates, s = opt.update(g, s, p)
+            return (optim.apply_updates(p, updates), s), None
+        (p, s), _ = fg.scan(body, (params, opt.init(params)), gs)
+        return p, s
+    return run(PARAMS, gs)
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_matches_the_published_update_rule_step_by_step(name):
+    assert_follows_its_rule(name, *CASES[name])
+
+
 @pytest.mark.parametrize("name", ["sgd-nesterov", "adam", "adamw", "rmsprop-centered-momentum",
                                   "adagrad", "lion"])
 def test_compiled_step_and_compiled_loop_equal_eager(name):
     opt = CASES[name][0]()
     want, want_state = _eager_run(opt)
-    gs = {n: np.stack([grads_at(k)[n] for k in range(STEPS)]) for n in PARAMS}
 
     @fg.jit
     def step(params, state, g):
@@ -159,16 +177,7 @@ def test_compiled_step_and_compiled_loop_equal_eager(name):
     for n in PARAMS:
         np.testing.assert_allclose(params[n], want[-1][n], rtol=1e-13)
 
-    @fg.jit
-    def run(params, gs):
-        def body(carry, g):
-            p, s = carry
-            updates, s = opt.update(g, s, p)
-            return (optim.apply_updates(p, updates), s), None
-        (p, s), _ = fg.scan(body, (params, opt.init(params)), gs)
-        return p, s
-
-    p, s = run(PARAMS, gs)
+    p, s = scanned_run(opt)
     for n in PARAMS:
         np.testing.assert_allclose(p[n], want[-1][n], rtol=1e-13)
     assert int(s.count) == STEPS and int(want_state.count) == STEPS

@@ -6,7 +6,7 @@ import pytest
 
 import funcgrad as fg
 from funcgrad import optim
-from test_optim import PARAMS, STEPS, _eager_run, grads_at
+from test_optim import PARAMS, _eager_run, assert_follows_its_rule, grads_at, scanned_run
 
 
 def _per_leaf(rule, **state0):
@@ -158,14 +158,7 @@ CASES = {
 
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_matches_the_published_update_rule_step_by_step(name):
-    make, make_ref = CASES[name]
-    trail, _ = _eager_run(make())
-    ref, params = make_ref(), PARAMS
-    for k, got in enumerate(trail):
-        params = ref(grads_at(k), params, k)
-        for n in params:
-            np.testing.assert_allclose(got[n], params[n], rtol=1e-12, atol=1e-14,
-                                       err_msg=f"{name}, step {k}, leaf {n}")
+    assert_follows_its_rule(name, *CASES[name])
 
 
 @pytest.mark.parametrize("name", ["nadam", "radam", "amsgrad", "novograd", "lamb", "lars",
@@ -173,17 +166,7 @@ def test_matches_the_published_update_rule_step_by_step(name):
 def test_compiled_loop_equals_eager(name):
     opt = CASES[name][0]()
     want, _ = _eager_run(opt)
-    gs = {n: np.stack([grads_at(k)[n] for k in range(STEPS)]) for n in PARAMS}
-
-    @fg.jit
-    def run(params, gs):
-        def body(carry, g):
-            p, s = carry
-            updates, s = opt.update(g, s, p)
-            return (optim.apply_updates(p, updates), s), None
-        return fg.scan(body, (params, opt.init(params)), gs)[0][0]
-
-    got = run(PARAMS, gs)
+    got, _ = scanned_run(opt)
     for n in PARAMS:
         np.testing.assert_allclose(got[n], want[-1][n], rtol=1e-12)
 
