@@ -13,8 +13,11 @@ and batching come from theirs:
   entry). Either returns SciPy's (lu, piv), differentiated for the pivots chosen.
 * expm is scaling and squaring with the degree-13 Pade approximant (Higham 2005): A is scaled
   by 2^-s with s chosen from its 1-norm, then squared back s times (at most max_squarings).
-* solve, inv, det, cholesky, eigh, svd, qr and lstsq are fnp.linalg's with SciPy's argument
-  conventions (cholesky returns the upper factor by default, as SciPy does).
+* solve, inv, det, cholesky, eigh, eigvalsh, svd, qr and lstsq are fnp.linalg's with SciPy's
+  argument conventions (cholesky returns the upper factor by default, as SciPy does).
+* Special matrices (block_diag, toeplitz, ...), matrix functions (expm_frechet, sqrtm, polar,
+  cosm, ...), Sylvester and Lyapunov equations, eig and schur are in _linalg_more.py (with
+  expm and the helpers this module shares), which says how each is computed.
 Arguments that only tune SciPy's memory use or checks (overwrite_a, overwrite_b, check_finite,
 lapack_driver) are accepted and ignored. Gradient conventions (one triangle read, repeated
 eigenvalues) are those of fnp.linalg: see funcgrad/primitives/linalg.py.
@@ -27,28 +30,22 @@ from __future__ import annotations
 import numpy as np
 
 from .. import numpy as fnp
-from ..higher_order import fori_loop, stop_gradient
 from ..primitives.linalg import lu_p
+from ._linalg_more import (_float, _mT, _square, block_diag, circulant, companion, cosm, coshm,
+                           eig, eigh_tridiagonal, eigvals, expm, expm_frechet, hankel, hilbert,
+                           orthogonal_procrustes, polar, schur, sinhm, sinm,
+                           solve_continuous_lyapunov, solve_sylvester, sqrtm, tanhm, tanm,
+                           toeplitz)
 
 __all__ = ["solve_triangular", "cho_factor", "cho_solve", "lu_factor", "lu_solve", "lu", "expm",
-           "solve", "inv", "det", "cholesky", "eigh", "svd", "qr", "lstsq"]
+           "solve", "inv", "det", "cholesky", "eigh", "eigvalsh", "svd", "qr", "lstsq",
+           # from _linalg_more: special matrices, matrix functions and equations, eig, schur
+           "block_diag", "toeplitz", "circulant", "hankel", "companion", "hilbert",
+           "expm_frechet", "coshm", "sinhm", "tanhm", "cosm", "sinm", "tanm", "sqrtm", "polar",
+           "orthogonal_procrustes", "solve_sylvester", "solve_continuous_lyapunov", "eig",
+           "eigvals", "eigh_tridiagonal", "schur"]
 
 _TRANSPOSED = {0: False, "N": False, 1: True, "T": True, 2: True, "C": True}
-
-
-def _float(x):
-    return fnp.asarray(x) * 1.0
-
-
-def _square(a, name):
-    a = _float(a)
-    if a.ndim < 2 or a.shape[-1] != a.shape[-2]:
-        raise ValueError(f"{name}: expected a square matrix, got shape {a.shape}")
-    return a
-
-
-def _mT(x):
-    return fnp.swapaxes(x, -1, -2)
 
 
 def _symmetric(a, lower):
@@ -212,45 +209,6 @@ def lu(a, permute_l=False, overwrite_a=False, check_finite=True, p_indices=False
     return (perm[None, :] == np.arange(m)[:, None]) * 1.0, low, up
 
 
-# ---- expm --------------------------------------------------------------------------------------
-
-_THETA_13 = 5.371920351148152         # Higham (2005), table 2.3: the 1-norm bound for degree 13
-# the degree-13 Pade coefficients b_0..b_13 (Higham 2005, (2.12)) over b_0, so that V is
-# I + O(A^2) and a zero matrix gives exactly I
-_PADE_13 = tuple(b / 64764752532480000.0 for b in (
-    64764752532480000.0, 32382376266240000.0, 7771770303897600.0, 1187353796428800.0,
-    129060195264000.0, 10559470521600.0, 670442572800.0, 33522128640.0, 1323241920.0,
-    40840800.0, 960960.0, 16380.0, 182.0, 1.0))
-
-
-def expm(A, *, max_squarings=16):
-    """scipy.linalg.expm, the matrix exponential of a square matrix (or a stack of them), by
-    scaling and squaring with the degree-13 Pade approximant (Higham 2005). A matrix that
-    would need more than max_squarings squarings (1-norm above about 5.4 * 2**max_squarings)
-    gives NaN, as in JAX.
-
-        >>> fg.scipy.linalg.expm(np.array([[0.0, 1.0], [0.0, 0.0]]))
-        array([[1., 1.],
-               [0., 1.]])
-    """
-    a = _square(A, "expm")
-    eye = np.eye(a.shape[-1])
-    norm = fnp.max(fnp.sum(fnp.abs(a), axis=-2), axis=-1)
-    s = stop_gradient(fnp.ceil(fnp.log2(fnp.maximum(norm / _THETA_13, 1.0))))
-    s = fnp.reshape(s, fnp.shape(s) + (1, 1))
-    a = a * 2.0 ** -s
-    b = _PADE_13
-    a2 = a @ a
-    a4 = a2 @ a2
-    a6 = a4 @ a2
-    u = a @ (a6 @ (b[13] * a6 + b[11] * a4 + b[9] * a2) + b[7] * a6 + b[5] * a4 + b[3] * a2
-             + b[1] * eye)
-    v = a6 @ (b[12] * a6 + b[10] * a4 + b[8] * a2) + b[6] * a6 + b[4] * a4 + b[2] * a2 + b[0] * eye
-    r = fnp.linalg.solve(v - u, v + u)
-    r = fori_loop(0, max_squarings, lambda i, r: fnp.where(s > i, r @ r, r), r)
-    return fnp.where(s > max_squarings, np.nan, r)
-
-
 # ---- fnp.linalg with SciPy's conventions -------------------------------------------------------
 
 _STRUCTURES = {"general", "symmetric", "hermitian", "positive definite", "diagonal",
@@ -329,6 +287,17 @@ def eigh(a, b=None, *, lower=True, eigvals_only=False, overwrite_a=False, overwr
         lo, hi = (int(i) for i in subset_by_index)
         w, v = w[..., lo:hi + 1], v[..., lo:hi + 1]
     return w if eigvals_only else (w, v)
+
+
+def eigvalsh(a, b=None, *, lower=True, overwrite_a=False, overwrite_b=False, type=1,
+             check_finite=True, subset_by_index=None, subset_by_value=None, driver=None):
+    """scipy.linalg.eigvalsh: eigh's eigenvalues (ascending), with eigh's arguments.
+
+        >>> fg.scipy.linalg.eigvalsh(np.array([[2.0, 1.0], [1.0, 2.0]]))
+        array([1., 3.])
+    """
+    return eigh(a, b, lower=lower, eigvals_only=True, type=type,
+                subset_by_index=subset_by_index, subset_by_value=subset_by_value)
 
 
 def svd(a, full_matrices=True, compute_uv=True, overwrite_a=False, check_finite=True,
