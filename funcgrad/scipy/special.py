@@ -28,7 +28,13 @@ from ..primitives.base import FOREIGN_UFUNCS
 
 __all__ = ["erf", "erfc", "erfinv", "expit", "logit", "xlogy", "xlog1py", "ndtr", "log_ndtr",
            "ndtri", "gammaln", "digamma", "polygamma", "betaln", "gammainc", "gammaincc",
-           "logsumexp"]
+           "logsumexp",
+           # (from _special_more and _special_elementary)
+           "gamma", "gammasgn", "rgamma", "factorial", "beta", "poch", "multigammaln",
+           "betainc", "zeta", "i0", "i0e", "i1", "i1e", "erfcx", "exp1", "expi", "entr",
+           "rel_entr", "kl_div", "huber", "pseudo_huber", "log_expit", "softmax", "log_softmax",
+           "boxcox", "boxcox1p", "inv_boxcox", "inv_boxcox1p", "exp10", "exp2", "cbrt", "expm1",
+           "log1p"]
 
 _SQRT_PI = math.sqrt(math.pi)
 
@@ -274,6 +280,11 @@ def ndtr(x):
     """
     return 0.5 * erfc(-fnp.asarray(x) * (1.0 / math.sqrt(2.0)))
 
+
+from ._special_more import (  # noqa: E402  (more names: _special_more.py)
+    beta, betainc, boxcox, boxcox1p, cbrt, entr, erfcx, exp1, exp2, exp10, expi, expm1, factorial,
+    gamma, gammasgn, huber, i0, i0e, i1, i1e, inv_boxcox, inv_boxcox1p, kl_div, log1p, log_expit,
+    log_softmax, multigammaln, poch, pseudo_huber, rel_entr, rgamma, softmax, zeta)
 
 # scipy.special's ufuncs called on traced values come here (tracer.Tracer.__array_ufunc__)
 FOREIGN_UFUNCS.update({("scipy.special", name): globals()[name] for name in __all__
