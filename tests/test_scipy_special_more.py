@@ -28,6 +28,7 @@ CASES = {
     "gamma": (S.gamma, sp.gamma, (NEG,)),
     "gammasgn": (S.gammasgn, sp.gammasgn, (NEG,)),
     "rgamma": (S.rgamma, sp.rgamma, (NEG,)),
+    "rgamma_poles": (S.rgamma, sp.rgamma, (np.array([-2.0, -1.0, 0.0, -0.7, -30.5]),)),
     "factorial": (S.factorial, sp.factorial, (X,)),
     "multigammaln": (lambda a: S.multigammaln(a, 3), lambda a: sp.multigammaln(a, 3), (X + 1,)),
     "beta": (S.beta, sp.beta, (X, X[::-1])),
@@ -139,6 +140,9 @@ def test_derivatives_at_the_edges():
     assert fg.grad(S.entr)(0.0) == 0.0 == fg.grad(lambda x: S.kl_div(x, 2.0))(0.0)
     assert fg.grad(lambda y: S.kl_div(0.0, y))(2.0) == 1.0
     assert fg.grad(S.gammasgn)(-0.5) == 0.0
+    for n in range(4):                                  # 1/Gamma near -n: (-1)^n n! (x + n)
+        assert fg.grad(S.rgamma)(-n * 1.0) == pytest.approx((-1) ** n * np.prod(range(1, n + 1)),
+                                                            rel=1e-14)
     for f in (S.huber, S.pseudo_huber):                 # curvature 1 at r = 0
         assert fg.grad(fg.grad(lambda r: f(2.0, r)))(0.0) == 1.0
     log4 = np.log(4.0)                                  # boxcox's series in lmbda at 0

@@ -102,17 +102,31 @@ def gamma(x):
     return gammasgn(x) * fnp.exp(_base("gammaln")(x))
 
 
+def _sinpi(x):
+    """sin(pi x), exactly 0 at the integers: reduced by k = round(x) first, (-1)^k sin(pi (x - k))
+    (x - k is exact), so no multiple of pi is rounded."""
+    k = stop_gradient(fnp.round(x))
+    return (1.0 - 2.0 * fnp.remainder(k, 2.0)) * fnp.sin(math.pi * (x - k))
+
+
 def rgamma(x):
-    """scipy.special.rgamma, 1 / Gamma(x): 0 at the poles 0, -1, -2, ... and at +-inf.
-    Derivative -rgamma(x) digamma(x), taken as 0 right at the poles (not the limit).
+    """scipy.special.rgamma, 1 / Gamma(x): exp(-gammaln(x)) for x >= 1/2, and by reflection
+    sin(pi x) Gamma(1 - x) / pi below, an entire function: 0 at the poles 0, -1, -2, ... of
+    Gamma (and at +-inf) with its derivatives there too ((-1)^n n! at -n).
 
         >>> fg.scipy.special.rgamma(np.array([4.0, -1.0, 0.5]))     # 1/6, 0, 1/sqrt(pi)
         array([0.16666667, 0.        , 0.56418958])
+        >>> fg.grad(lambda x: fg.scipy.special.rgamma(x))(-2.0)   # 2!
     """
     x = fnp.asarray(x) * 1.0
-    pole = (fnp.floor(x) == x) & (x <= 0)                # (-inf included)
-    safe = fnp.where(pole, 1.0, x)
-    return fnp.where(pole, 0.0, gammasgn(safe) * fnp.exp(-_base("gammaln")(safe)))
+    gammaln = _base("gammaln")
+    small = x < 0.5
+    low = fnp.where(small & (x > -np.inf), x, 0.0)     # (-inf: 0 as at the pole 0)
+    reflected = _sinpi(low) * fnp.exp(gammaln(1.0 - low)) * (1.0 / math.pi)
+    # at the poles the value is exactly 0 (sin's is ~1e-16), its derivatives those of reflected
+    pole = fnp.floor(low) == low
+    reflected = fnp.where(pole, reflected - stop_gradient(reflected), reflected)
+    return fnp.where(small, reflected, fnp.exp(-gammaln(fnp.where(small, 1.0, x))))
 
 
 def factorial(n, exact=False):
