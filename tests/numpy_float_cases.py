@@ -59,7 +59,8 @@ def _first(fn):
 _BOOL_OUT = {"equal", "not_equal", "less", "less_equal", "greater", "greater_equal",
              "logical_and", "logical_or", "logical_xor", "logical_not", "isnan", "isinf",
              "isfinite", "signbit"}
-_INT_ONLY = {"bitwise_and", "bitwise_or", "bitwise_xor", "invert"}
+_INT_ONLY = {"bitwise_and", "bitwise_or", "bitwise_xor", "invert", "gcd", "lcm", "left_shift",
+             "right_shift"}
 
 CASES = {}
 for _name, (_prim, _uf, _dom) in ELEMENTWISE.items():
@@ -183,6 +184,11 @@ CASES.update({
     "unique_inverse": C(np.array([0.5, -1.2, 2.0, 0.7]), size=5, _call=_first),
     "unique_all": C(np.array([0.5, -1.2, 2.0, 0.7]), size=5, _call=_first),
     "union1d": C(V, W, size=9), "histogram_bin_edges": C(V, 3, (-3.0, 3.0)),
+    "setdiff1d": C(V, W[:2], size=4), "setxor1d": C(V, W, size=9),
+    "polydiv": C(V, W[:2], _call=_first),
+    "roots": C(np.array([1.0, -6.0, 11.0, -6.0])),
+    "histogramdd": C(np.stack([V, W], 1), 3, [(-3.0, 3.0), (-2.0, 2.0)], None, P, _call=_first),
+    "histogram2d": C(V, W, 3, [(-3.0, 3.0), (-2.0, 2.0)], True, P, _call=_first),
     "fromfunction": C(V, _call=lambda fn: lambda x: fn(lambda i: x[i] * 2.0, (4,), dtype=int)),
     "unwrap": C(np.array([0.1, 3.0, 6.2, 0.4, 3.5]) * 1.0),
     "frexp": C(V * 3, _call=_first), "require": C(V, np.float64),
@@ -229,7 +235,8 @@ SKIP = {
                      "iscomplex", "iscomplexobj", "isreal", "isrealobj", "isneginf", "isposinf",
                      "argmax", "argmin", "argsort", "argpartition", "argwhere", "nonzero",
                      "flatnonzero", "count_nonzero", "searchsorted", "bitwise_not",
-                     "digitize", "isin", "bitwise_invert", "nanargmax", "nanargmin"],
+                     "digitize", "isin", "bitwise_invert", "nanargmax", "nanargmin",
+                     "bitwise_left_shift", "bitwise_right_shift"],
                     _NO_DERIVATIVE),
     **dict.fromkeys(["eye", "identity", "tri", "indices", "zeros", "ones", "empty",
                      "broadcast_shapes", "promote_types", "result_type", "issubdtype",
@@ -243,6 +250,9 @@ SKIP = {
                     "writes in place: plain arrays only (traced ones: a MutationError)"),
     "einsum_path": "returns NumPy's contraction order (it reads only shapes)",
     "put_along_axis": "writes in place: plain arrays only (traced ones: a MutationError)",
+    "intersect1d": "keeps values equal in both arrays: central differences move them apart, "
+                   "so they cannot see a derivative (its flow to the values kept: "
+                   "test_numpy_additions.py)",
     **dict.fromkeys(["tril_indices", "triu_indices", "tril_indices_from", "triu_indices_from",
                      "ix_", "ravel_multi_index", "unravel_index", "lexsort"], _NO_DERIVATIVE),
     **dict.fromkeys(["isdtype", "iterable", "isfortran", "shares_memory", "may_share_memory",

@@ -3,9 +3,11 @@ zeros), JAX's size=/length= forms for value-dependent shapes, and their errors. 
 tests/numpy_float_cases.py (every float argument, checked by test_regress_numpy.py)."""
 import numpy as np
 import pytest
+from hypothesis import given, settings, strategies as st
 
 import funcgrad as fg
 import funcgrad.numpy as fnp
+from conftest import check_grads
 
 SPECIAL = np.array([-2.5, -2.0, -0.0, 0.0, 1.5, np.inf, -np.inf, np.nan])
 LABELS = np.array([3, 1, 4, 1, 5, 9, 2, 6, 5, 3, 5])
@@ -316,3 +318,93 @@ def test_lexsort_sort_complex_poly():
     got = fg.jit(fnp.poly, same_bits=False)(m)
     assert got.dtype == np.float64
     np.testing.assert_allclose(got, np.poly(m), rtol=1e-13)
+
+
+def _set_ops(a, b):
+    """intersect1d (with indices), setdiff1d (both forms) and setxor1d, padded to fixed sizes
+    with -1: one kernel for every draw below."""
+    return (fnp.intersect1d(a, b, return_indices=True, size=6, fill_value=-1.0),
+            fnp.setdiff1d(a, b, size=6, fill_value=-1.0),
+            fnp.setdiff1d(a, b, assume_unique=True, size=6, fill_value=-1.0),
+            fnp.setxor1d(a, b, size=10, fill_value=-1.0))
+
+
+_SET_OPS = fg.jit(_set_ops)
+
+
+@given(st.lists(st.integers(0, 6), min_size=6, max_size=6),
+       st.lists(st.integers(0, 6), min_size=4, max_size=4), st.booleans())
+@settings(max_examples=40, deadline=None)
+def test_set_operations_equal_numpy_compiled_and_padded(a, b, with_nan):
+    a, b = np.array(a, float), np.array(b, float)
+    if with_nan:
+        a[0] = np.nan
+    u = np.unique(a)           # (assume_unique wants distinct values: ar1's, in its order)
+    ua = np.concatenate([u, np.full(6 - u.size, 100.0)])[::-1]
+    want_i = np.intersect1d(a, b, return_indices=True)
+    want = [want_i, np.setdiff1d(a, b), np.setdiff1d(ua, b, assume_unique=True),
+            np.setxor1d(a, b)]
+    for got in (_SET_OPS(a, b), _set_ops(a, b)):            # compiled; plain arrays, size=
+        (values, in_a, in_b), diff, diff_unique, xor = got
+        k = want_i[0].size
+        np.testing.assert_array_equal(values, np.append(want_i[0], [-1.0] * (6 - k)))
+        np.testing.assert_array_equal(in_a[:k], want_i[1])
+        np.testing.assert_array_equal(in_b[:k], want_i[2])
+        assert not in_a[k:].any() and not in_b[k:].any()
+        for g, w in zip((diff, xor), (want[1], want[3])):
+            np.testing.assert_array_equal(g, np.append(w, [-1.0] * (g.size - w.size)))
+    got = _SET_OPS(ua, b)[2]
+    np.testing.assert_array_equal(got, np.append(want[2], [-1.0] * (6 - want[2].size)))
+
+
+def test_set_operations_size_errors_and_gradients():
+    a, b = np.array([3.0, 2.0, 1.0, 3.0]), np.array([2.0])
+    with pytest.raises(fg.ConcretizationError, match=r"fnp.setdiff1d.*pass size="):
+        fg.make_ir(lambda x: fnp.setdiff1d(x, b))(a)
+    # the default fill value is the smallest value kept (1.0 = a[2]): its gradient goes there
+    g = fg.grad(lambda x: fnp.sum(fnp.setdiff1d(x, b, size=3) ** 2))(a)
+    np.testing.assert_array_equal(g, [6.0, 0.0, 4.0, 0.0])
+    g = fg.grad(lambda x, y: fnp.sum(fnp.intersect1d(x, y, size=2, fill_value=0.0) * [1, 5]),
+                argnums=(0, 1))(a, np.array([3.0, 4.0, 2.0]))
+    np.testing.assert_array_equal(g[0], [5.0, 1.0, 0.0, 0.0])   # 2.0 (a[1]), 3.0 (a[0], first)
+    np.testing.assert_array_equal(g[1], [0.0, 0.0, 0.0])        # ... come from x
+    g = fg.grad(lambda x: fnp.sum(fnp.intersect1d(x, a, size=2) * [1, 5]))(a + 0.0)
+    np.testing.assert_array_equal(g, [0.0, 5.0, 1.0, 0.0])     # [1.0, 2.0]: a[2], a[1]
+    np.testing.assert_array_equal(fnp.setxor1d(a, b), np.setxor1d(a, b))   # NumPy's own
+    np.testing.assert_array_equal(fnp.unique(a, size=4), [1.0, 2.0, 3.0, 1.0])
+    np.testing.assert_array_equal(fg.vmap(lambda x: fnp.intersect1d(x, b, size=2))(
+        np.array([[2.0, 5.0], [1.0, 1.0]])), [[2.0, 2.0], [0.0, 0.0]])
+
+
+def test_integer_ufuncs_and_nextafter_equal_numpy():
+    k, j = np.array([12, -18, 7, 0, 1 << 20]), np.array([8, 27, -21, 5, 3])
+    f = fg.jit(lambda k, j, x: (fnp.gcd(k, j), fnp.lcm(k, j), fnp.left_shift(k, j % 5),
+                                fnp.bitwise_right_shift(k, j % 5), fnp.nextafter(x, -x)))
+    x = np.array([1.0, -0.0, np.inf, 5e-324, -2.5])
+    same(f(k, j, x), (np.gcd(k, j), np.lcm(k, j), np.left_shift(k, j % 5),
+                      np.right_shift(k, j % 5), np.nextafter(x, -x)))
+
+
+def test_polydiv_roots_and_histogramdd_equal_numpy():
+    u, v = np.array([2.0, -3.0, 0.5, 4.0, 1.0]), np.array([1.5, -1.0, 0.25])
+    f = fg.jit(lambda u, v: (fnp.polydiv(u, v), fnp.polydiv(u, v[:1]), fnp.polydiv(v, u),
+                             fnp.roots(u)))
+    (q, r), const, short, z = f(u, v)
+    for got, want in zip((q, r, *const, *short), (*np.polydiv(u, v), *np.polydiv(u, v[:1]),
+                                                  *np.polydiv(v, u))):
+        np.testing.assert_allclose(got, want, rtol=1e-14, atol=1e-15)
+    np.testing.assert_allclose(np.sort_complex(z), np.sort_complex(np.roots(u)), rtol=1e-13)
+    check_grads(lambda u, v: fnp.polydiv(u, v)[1], (u, v))      # (quotient: numpy_float_cases)
+    s, w = np.random.default_rng(1).normal(size=(50, 3)), np.linspace(0.1, 1.0, 50)
+    kws = [dict(bins=3), dict(bins=(2, 3, 4), range=[(-1, 1), (-2, 2), (-3, 3)]),
+           dict(bins=[np.array([-1.0, 0.0, 1.0]), 3, np.array([-2.0, 0.0, 0.5, 2.0])],
+                weights=w, density=True)]
+    got = fg.jit(lambda s: [fnp.histogramdd(s, **kw) for kw in kws])(s)
+    for (counts, edges), kw in zip(got, kws):
+        want = np.histogramdd(s, **kw)
+        np.testing.assert_allclose(counts, want[0], rtol=1e-13)
+        for a, b in zip(edges, want[1]):
+            np.testing.assert_allclose(a, b, rtol=1e-14, atol=1e-15)
+    for got, want in zip(fnp.histogram2d(s[:, 0], s[:, 1], bins=(3, 4), weights=w),
+                         np.histogram2d(s[:, 0], s[:, 1], bins=(3, 4), weights=w)):
+        np.testing.assert_array_equal(got, want)                 # (NumPy's own)

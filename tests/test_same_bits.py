@@ -73,7 +73,9 @@ def exact_ops(x, y, k):
             fnp.flip(x), fnp.concatenate([x, y]), x[i],
             x.at[i].set(y[:5]), fnp.reshape(x, (n // 4, 4)).T, x[:, None] * y[None, :],
             fnp.argmax(x), fnp.argmin(y), fnp.searchsorted(np.array([-1.0, 0.0, 2.0]), y),
-            fg.random.bits(fnp.astype(k[:2], np.uint32), (3,)))
+            fg.random.bits(fnp.astype(k[:2], np.uint32), (3,)),
+            fnp.gcd(k, k[::-1]), fnp.lcm(k, 6), fnp.left_shift(k, 3), fnp.right_shift(k, 2),
+            fnp.nextafter(x, y))
 
 
 def exact_control(x, y):

@@ -20,7 +20,7 @@ from ..primitives import NAMESPACE as _NAMESPACE
 from . import (_arrange, _assemble, _complex, _contract, _counting, _creation,  # noqa: F401
                _elementwise, _fft_compositions, _indexing, _linalg_compositions, _misc,
                _more_arrays, _nan_statistics, _pad, _polynomials, _ranges, _reductions,
-               _scalar_types, _shape, _stats, _ufunc_methods, fft, linalg)
+               _scalar_types, _sets, _shape, _stats, _ufunc_methods, fft, linalg)
 
 globals().update({k: v for k, v in _NAMESPACE.items() if not k.startswith("_")})
 

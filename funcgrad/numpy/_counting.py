@@ -92,20 +92,7 @@ def histogram(a, bins=10, range=None, density=None, weights=None):
         >>> counts, edges = fnp.histogram(x, bins=5, range=(0.0, 1.0))
     """
     a = ravel(_asarray(a))
-    if np.ndim(bins) == 0 and not isinstance(bins, Traced):
-        nb = int(bins)
-        lo, hi = (_min_max(a) if range is None else range)
-        lo, hi = convert(lo, np.float64), convert(hi, np.float64)
-        hi = where(hi == lo, hi + 0.5, hi)
-        lo = where(hi == lo + 0.5, lo - 0.5, lo)
-        edges = lo + (hi - lo) * (np.arange(nb + 1) / nb)
-        idx = floor((a - lo) / (hi - lo) * nb)
-        idx = where(a == hi, nb - 1, idx)              # the last bin is closed on the right
-    else:
-        edges = _asarray(bins)
-        nb = aval_of(edges).shape[0] - 1
-        idx = searchsorted(edges, a, side="right") - 1
-        idx = where(a == edges[-1], nb - 1, idx)
+    idx, edges, nb = _bin_index(a, bins, range)
     inside = logical_and(idx >= 0, idx < nb)
     idx = convert(where(inside, idx, 0), np.int64)
     w = np.ones(aval_of(a).shape) if weights is None else ravel(_asarray(weights))
@@ -117,8 +104,75 @@ def histogram(a, bins=10, range=None, density=None, weights=None):
     return counts, edges
 
 
+def _bin_index(a, bins, range):
+    """Each entry's bin (-1 or nb where outside; the last bin closed on the right), the edges
+    and the number of bins nb, for a number of bins (over range, or a's min to max) or edges."""
+    if np.ndim(bins) == 0 and not isinstance(bins, Traced):
+        nb = int(bins)
+        lo, hi = (_min_max(a) if range is None else range)
+        lo, hi = convert(lo, np.float64), convert(hi, np.float64)
+        hi = where(hi == lo, hi + 0.5, hi)
+        lo = where(hi == lo + 0.5, lo - 0.5, lo)
+        edges = lo + (hi - lo) * (np.arange(nb + 1) / nb)
+        idx = floor((a - lo) / (hi - lo) * nb)
+        idx = where(a == hi, nb - 1, idx)
+    else:
+        edges = _asarray(bins)
+        nb = aval_of(edges).shape[0] - 1
+        idx = searchsorted(edges, a, side="right") - 1
+        idx = where(a == edges[-1], nb - 1, idx)
+    return idx, edges, nb
+
+
+@export(numpy=np.histogramdd, traced=("sample", "range", "weights"))
+def histogramdd(sample, bins=10, range=None, density=None, weights=None):
+    """np.histogramdd: the D-dimensional histogram of N points (sample: (N, D)); bins, range as
+    fnp.histogram per dimension (one value or one per dimension). Returns (counts or sums of
+    weights, list of edges); differentiable in the weights and, through the edges, in range.
+
+        >>> counts, edges = fnp.histogramdd(np.ones((5, 2)), bins=3, range=[(0, 2), (0, 2)])
+    """
+    sample = _asarray(sample)
+    if aval_of(sample).ndim == 1:
+        sample = reshape(sample, (-1, 1))
+    d = aval_of(sample).shape[1]
+    each = list(bins) if isinstance(bins, (list, tuple)) else [bins] * d
+    ranges = [None] * d if range is None else list(range)
+    if len(each) != d or len(ranges) != d:
+        raise ValueError(f"histogramdd: bins and range need one entry per dimension ({d})")
+    flat, inside, shape, all_edges = 0, True, [], []
+    for k, (b, r) in enumerate(zip(each, ranges)):
+        idx, edges, nb = _bin_index(sample[:, k], b, r)
+        inside = logical_and(inside, logical_and(idx >= 0, idx < nb))
+        flat = flat * nb + convert(idx, np.int64)
+        shape.append(nb)
+        all_edges.append(edges)
+    n = int(np.prod(shape))
+    w = np.ones(aval_of(sample).shape[0]) if weights is None else ravel(_asarray(weights))
+    counts = zeros(n, np.int64 if weights is None else aval_of(w).dtype)
+    counts = reshape(at(counts)[where(inside, flat, 0)].add(where(inside, w, 0)), tuple(shape))
+    if density:
+        volume = 1.0
+        for k, e in enumerate(all_edges):
+            volume = volume * reshape(e[1:] - e[:-1], tuple(-1 if j == k else 1
+                                                            for j in np.arange(d)))
+        return counts / volume / _sum(counts), all_edges
+    return counts, all_edges
+
+
 def _min_max(a):
     return (a.min(), a.max()) if aval_of(a).size else (0.0, 1.0)
+
+
+@export(numpy=np.histogram2d, traced=("x", "y", "range", "weights"))
+def histogram2d(x, y, bins=10, range=None, density=None, weights=None):
+    """np.histogram2d: fnp.histogramdd of the points (x, y); returns (counts, xedges, yedges).
+
+        >>> counts, xedges, yedges = fnp.histogram2d(x, y, bins=4, range=[(-3, 3), (-3, 3)])
+    """
+    counts, (ex, ey) = histogramdd(stack([ravel(_asarray(x)), ravel(_asarray(y))], axis=1),
+                                   bins, range, density, weights)
+    return counts, ex, ey
 
 
 @export(numpy=np.unique, traced=("ar",))
@@ -135,12 +189,7 @@ def unique(ar, return_index=False, return_inverse=False, return_counts=False, ax
                                   "array (axis=None) is supported")
     a = ravel(_asarray(ar))
     n = aval_of(a).shape[0]
-    order = argsort(a)
-    s = take_along_axis(a, order, 0)
-    first = concatenate([np.ones(min(n, 1), bool), s[1:] != s[:-1]]) if n else np.zeros(0, bool)
-    if equal_nan and aval_of(s).dtype.kind in "fc" and n:
-        first = logical_and(first, logical_not(concatenate(
-            [np.zeros(1, bool), logical_and(isnan(s[1:]), isnan(s[:-1]))])))
+    order, s, first = _sorted_firsts(a, equal_nan)
     rank = cumsum(convert(first, np.int64)) - 1         # each sorted entry's unique number
     if size is None:
         size = _size(rank[-1] + 1 if n else 0,
@@ -158,6 +207,19 @@ def unique(ar, return_index=False, return_inverse=False, return_counts=False, ax
     if return_counts:
         out.append(at(zeros(size + 1, np.int64))[minimum(rank, size)].add(1)[:size])
     return out[0] if len(out) == 1 else tuple(out)
+
+
+def _sorted_firsts(a, equal_nan=True):
+    """A 1-d array's sorting order, its sorted values and whether each sorted entry is the first
+    of its run of equal values (NaNs one run if equal_nan)."""
+    n = aval_of(a).shape[0]
+    order = argsort(a)
+    s = take_along_axis(a, order, 0)
+    first = concatenate([np.ones(min(n, 1), bool), s[1:] != s[:-1]]) if n else np.zeros(0, bool)
+    if equal_nan and aval_of(s).dtype.kind in "fc" and n:
+        first = logical_and(first, logical_not(concatenate(
+            [np.zeros(1, bool), logical_and(isnan(s[1:]), isnan(s[:-1]))])))
+    return order, s, first
 
 
 @export(numpy=np.compress, traced=("condition", "a"))

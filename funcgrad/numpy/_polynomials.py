@@ -1,7 +1,7 @@
 """NumPy's polynomial functions on coefficient arrays (highest power first, as np.polyval):
 polyfit (least squares on the Vandermonde matrix, differentiable in x and y), polyder,
-polyint, polyadd, polysub, polymul, poly (from roots). (polyval and vander: _misc.py,
-_arrange.py.)
+polyint, polyadd, polysub, polymul, polydiv, poly (from roots), roots (companion matrix
+eigenvalues). (polyval and vander: _misc.py, _arrange.py.)
 """
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from ..primitives.base import export
 from ..primitives.elementwise import sqrt
 from ..primitives.reductions import sum as fsum
 from ..primitives.linalg import eigvals
-from ..primitives.shape import _asarray, concatenate
+from ..primitives.shape import _asarray, concatenate, stack
 from ._linalg_compositions import lstsq
 from ._complex import real
 from ._misc import convolve
@@ -132,3 +132,46 @@ def poly(seq_of_zeros):
     for k in range(aval_of(z).shape[0]):
         p = convolve(p, concatenate([one, -z[k:k + 1]]))
     return real(p) if real_matrix else p       # (a real matrix's polynomial is real)
+
+
+@export(numpy=np.polydiv, traced=("u", "v"))
+def polydiv(u, v):
+    """np.polydiv: (quotient, remainder) of u divided by v, by long division; differentiable
+    in both. NumPy strips the remainder's leading coefficients that round to zero, a length
+    that depends on the values: traced, the remainder has len(v) - 1 coefficients (1 if v is
+    a constant), the degree it can have.
+
+        >>> q, r = fnp.polydiv(np.array([1.0, -3.0, 2.0]), np.array([1.0, -1.0]))  # x-2, 0
+    """
+    u, v = _coefficients(u) * 1.0, _coefficients(v) * 1.0
+    m, n = aval_of(u).shape[0] - 1, aval_of(v).shape[0] - 1
+    if m < n:                        # (NumPy: quotient 0, remainder u)
+        return u[:1] * 0.0, u
+    r = [u[i] for i in range(m + 1)]
+    q = []
+    for k in range(m - n + 1):
+        d = r[k] / v[0]
+        q.append(d)
+        for i in range(n + 1):
+            r[k + i] = r[k + i] - d * v[i]
+    rest = r[m - n + 1:] if n else [r[m] * 0.0]
+    return stack(q), stack(rest)
+
+
+@export(numpy=np.roots, traced=("p",))
+def roots(p):
+    """np.roots: the roots of a polynomial (highest power first), the eigenvalues of its
+    companion matrix, differentiable in the coefficients where the roots are simple. Traced,
+    they are complex, in the order the eigenvalue solver gives, and the leading coefficient
+    must not be zero (NumPy strips leading and trailing zeros, a length that depends on the
+    values; strip them before tracing).
+
+        >>> fnp.roots(np.array([1.0, -3.0, 2.0]))       # 2 and 1
+    """
+    p = _coefficients(p)
+    n = aval_of(p).shape[0] - 1
+    if n < 1:
+        return p[:0] * 1j
+    top = -p[1:] / p[0]
+    below = np.eye(n - 1, n) if n > 1 else np.zeros((0, 1))
+    return eigvals(concatenate([top[None, :], below.astype(aval_of(top).dtype)]))

@@ -193,16 +193,31 @@ def has_traced(*xs):
     return False
 
 
+def _own_keywords(sig, np_fn):
+    """The keyword parameters of sig that NumPy's np_fn does not take (empty where np_fn's
+    signature cannot be read or takes **kwargs)."""
+    try:
+        theirs = inspect.signature(np_fn).parameters
+    except (TypeError, ValueError):
+        return frozenset()
+    if any(p.kind is p.VAR_KEYWORD for p in theirs.values()):
+        return frozenset()
+    return frozenset(n for n, p in sig.parameters.items()
+                     if p.kind in (p.KEYWORD_ONLY, p.POSITIONAL_OR_KEYWORD)) - set(theirs)
+
+
 def numpy_fallback(np_fn, traced=None, *, check=has_traced):
     """Decorator for a NumPy function written with funcgrad operations: unless check(arguments)
     finds a traced value, the call goes to NumPy's own np_fn with the same arguments, so plain
     arrays get exactly NumPy's answer. `traced` names the parameters to look at (default: every
     argument given; a *args or **kwargs parameter contributes each of its values); `check` is
     has_traced (looks inside lists, tuples and dicts) or is_traced (the values themselves).
-    Functions of funcgrad.numpy get it from `export(numpy=...)`.
+    Functions of funcgrad.numpy get it from `export(numpy=...)`. A keyword of fn's that np_fn
+    lacks (jax.numpy's size=, length=, fill_value=) sends the call to fn, plain arrays or not.
     """
     def deco(fn):
         sig = inspect.signature(fn)
+        own = _own_keywords(sig, np_fn)
         names = None if traced is None else tuple(traced)
         if names is not None and not set(names) <= set(sig.parameters):
             raise TypeError(f"numpy_fallback: {fn.__name__} has no parameter "
@@ -237,6 +252,8 @@ def numpy_fallback(np_fn, traced=None, *, check=has_traced):
             try:
                 values = selected(args, kwargs)
             except TypeError:                   # arguments fn does not take: fn's own error
+                return fn(*args, **kwargs)
+            if own and kwargs and not own.isdisjoint(kwargs):
                 return fn(*args, **kwargs)
             return fn(*args, **kwargs) if check(*values) else np_fn(*args, **kwargs)
         return wrapper

@@ -242,6 +242,11 @@ rad2deg = _ufunc(np.rad2deg, lambda ct, x, *, out: (ct * (180.0 / np.pi),), alia
         np.logical_and, np.logical_or, np.logical_xor, np.logical_not, np.isnan, np.isinf,
         np.isfinite, np.signbit, np.bitwise_and, np.bitwise_or, np.bitwise_xor))
 invert = _ufunc(np.invert, aliases=("bitwise_not", "bitwise_invert"), exact=True)
+gcd, lcm = (_ufunc(u, exact=True) for u in (np.gcd, np.lcm))
+left_shift = _ufunc(np.left_shift, aliases=("bitwise_left_shift",), exact=True)
+right_shift = _ufunc(np.right_shift, aliases=("bitwise_right_shift",), exact=True)
+# nextafter(x, y) is x moved by one ulp: derivative 1 in x, 0 in y
+nextafter = _ufunc(np.nextafter, lambda ct, x, y, *, out: (ct, None), exact=True)
 
 
 # ---- fmax, fmin: NaN-ignoring maximum/minimum ----------------------------------------------------
