@@ -1,8 +1,9 @@
 """fg.scipy.linalg's special matrices, matrix functions, Sylvester equations, eig and schur
-(funcgrad/scipy/_linalg_more.py): each against SciPy on fixed random matrices, derivatives
-against finite differences at orders 1 and 2 in both modes, all of them compiled in one fg.jit
-and batched by fg.vmap; sqrtm across conditioning and branches, both Sylvester solvers,
-expm_frechet against fg's own derivative of expm, and schur's refused derivative."""
+(funcgrad/scipy/_linalg_more.py, _logm.py): each against SciPy on fixed random matrices,
+derivatives against finite differences at orders 1 and 2 in both modes, all of them compiled
+in one fg.jit and batched by fg.vmap; sqrtm and logm across conditioning, branches and
+stacks, both Sylvester solvers, expm_frechet against fg's own derivative of expm, and schur's
+refused derivative."""
 import numpy as np
 import pytest
 
@@ -54,6 +55,7 @@ CASES = {
     "sinm": (L.sinm, sl.sinm, (0.3 * A,)),
     "tanm": (L.tanm, sl.tanm, (0.1 * A,)),
     "sqrtm": (L.sqrtm, sl.sqrtm, (A,)),
+    "logm": (L.logm, sl.logm, (A,)),
     "polar": (L.polar, sl.polar, (A,)),
     "polar_left_wide": (lambda a: L.polar(a, "left"), lambda a: sl.polar(a, "left"), (WIDE,)),
     "polar_tall": (L.polar, sl.polar, (Q,)),
@@ -102,7 +104,7 @@ def _many(a, b, q, e, c, r):
     """Most of the new functions at once (one compiled kernel for all of them), and the
     gradients of the two with hand-written rules."""
     return (L.block_diag(a, q), L.toeplitz(c, r), L.circulant(c), L.hankel(c, r),
-            L.companion(r), L.expm_frechet(0.5 * a, e)[1], L.cosm(0.3 * a), L.sqrtm(a),
+            L.companion(r), L.expm_frechet(0.5 * a, e)[1], L.cosm(0.3 * a), L.sqrtm(a), L.logm(a),
             L.polar(a)[1], L.solve_sylvester(a, b, q), fnp.sort(fnp.real(L.eigvals(a))),
             L.eigh_tridiagonal(r, c, eigvals_only=True), L.schur(a + a.T)[0],
             fg.grad(lambda a: fnp.sum(fnp.sin(L.sqrtm(a))))(a),
@@ -115,6 +117,7 @@ def _many_reference(a, b, q, e, c, r):
                          for d in np.eye(x.size).reshape((x.size,) + x.shape)]).reshape(x.shape)
     return (sl.block_diag(a, q), sl.toeplitz(c, r), sl.circulant(c), sl.hankel(c, r),
             sl.companion(r), sl.expm_frechet(0.5 * a, e)[1], sl.cosm(0.3 * a), sl.sqrtm(a),
+            sl.logm(a),
             sl.polar(a)[1], sl.solve_sylvester(a, b, q), np.sort(np.linalg.eigvals(a).real),
             sl.eigh_tridiagonal(r, c, eigvals_only=True), sl.schur(a + a.T)[0],
             grad(lambda a: np.sin(sl.sqrtm(a)).sum(), a),
@@ -159,6 +162,30 @@ def test_sqrtm_across_conditioning_branches_and_batches():
     dx = fg.jvp(L.sqrtm, (A,), (E,))[1]
     x = sl.sqrtm(A)
     np.testing.assert_allclose(x @ dx + dx @ x, E, atol=1e-12)
+
+
+@pytest.mark.filterwarnings("ignore:logm result may be inaccurate")   # (SciPy's, on 1e3 A)
+def test_logm_across_scales_branches_and_batches():
+    jordan = np.array([[2.0, 1.0, 0.0], [0.0, 2.0, 1.0], [0.0, 0.0, 2.0]])   # not diagonalizable
+    for a in (A, 1e-3 * A, 1e3 * A, jordan, A @ A.T):
+        x, err = L.logm(a, disp=False)
+        assert err < 1e-14
+        np.testing.assert_allclose(x, sl.logm(a), rtol=1e-12, atol=1e-13 * np.abs(x).max())
+    negative = A - 5.0 * np.eye(3)
+    assert np.isnan(L.logm(negative)).all()                       # no real logarithm
+    np.testing.assert_allclose(L.logm(negative + 0j), sl.logm(negative), rtol=1e-12)
+    np.testing.assert_allclose(L.logm(np.diag([-1.0, np.e]) + 0j), np.diag([1j * np.pi, 1.0]),
+                               atol=1e-14)
+    z = A + 1j * E
+    np.testing.assert_allclose(L.logm(z), sl.logm(z), rtol=1e-12)
+    stack = L.logm(np.stack([A, negative, 1e3 * A]))           # each takes its own roots
+    assert np.isnan(stack[1]).all()
+    np.testing.assert_allclose(stack[2], sl.logm(1e3 * A), rtol=1e-12)
+    # the derivative solves L(X, dX) = dA (L: expm's Frechet derivative), and inverts expm's
+    dx = fg.jvp(L.logm, (A,), (E,))[1]
+    np.testing.assert_allclose(sl.expm_frechet(sl.logm(A), dx)[1], E, atol=1e-12)
+    g = fg.grad(lambda a: fnp.sum(fnp.sin(L.logm(L.expm(a)))))(0.3 * A)
+    np.testing.assert_allclose(g, np.cos(0.3 * A), rtol=1e-11)
 
 
 def test_solve_sylvester_both_solvers_and_broadcasting():
@@ -292,6 +319,6 @@ def test_eig_options_and_matrix_trigonometry():
 def test_new_names_are_named_as_scipys_equivalents():
     """A SciPy call on a traced value names these as its fg.scipy.linalg equivalents."""
     assert len(_linalg_more.__all__) >= 10
-    for name in _linalg_more.__all__ + ["eigvalsh"]:
+    for name in _linalg_more.__all__ + ["eigvalsh", "logm"]:
         assert getattr(L, name) is not None and name in L.__all__
         assert _foreign.equivalent(f"scipy.linalg.{name}") == f"fg.scipy.linalg.{name}", name

@@ -17,7 +17,8 @@ and batching come from theirs:
   argument conventions (cholesky returns the upper factor by default, as SciPy does).
 * Special matrices (block_diag, toeplitz, ...), matrix functions (expm_frechet, sqrtm, polar,
   cosm, ...), Sylvester and Lyapunov equations, eig and schur are in _linalg_more.py (with
-  expm and the helpers this module shares), which says how each is computed.
+  expm and the helpers this module shares), which says how each is computed; logm, built on
+  its sqrtm and expm_frechet, in _logm.py.
 Arguments that only tune SciPy's memory use or checks (overwrite_a, overwrite_b, check_finite,
 lapack_driver) are accepted and ignored. Gradient conventions (one triangle read, repeated
 eigenvalues) are those of fnp.linalg: see funcgrad/primitives/linalg.py.
@@ -36,6 +37,7 @@ from ._linalg_more import (_float, _mT, _square, block_diag, circulant, companio
                            orthogonal_procrustes, polar, schur, sinhm, sinm,
                            solve_continuous_lyapunov, solve_sylvester, sqrtm, tanhm, tanm,
                            toeplitz)
+from ._logm import logm
 
 __all__ = ["solve_triangular", "cho_factor", "cho_solve", "lu_factor", "lu_solve", "lu", "expm",
            "solve", "inv", "det", "cholesky", "eigh", "eigvalsh", "svd", "qr", "lstsq",
@@ -43,7 +45,7 @@ __all__ = ["solve_triangular", "cho_factor", "cho_solve", "lu_factor", "lu_solve
            "block_diag", "toeplitz", "circulant", "hankel", "companion", "hilbert",
            "expm_frechet", "coshm", "sinhm", "tanhm", "cosm", "sinm", "tanm", "sqrtm", "polar",
            "orthogonal_procrustes", "solve_sylvester", "solve_continuous_lyapunov", "eig",
-           "eigvals", "eigh_tridiagonal", "schur"]
+           "eigvals", "eigh_tridiagonal", "schur", "logm"]
 
 _TRANSPOSED = {0: False, "N": False, 1: True, "T": True, 2: True, "C": True}
 
