@@ -12,17 +12,24 @@ from __future__ import annotations
 
 import collections
 import dataclasses
+import functools
 from typing import Any, Callable, NamedTuple
 
 import numpy as np
 
 __all__ = ["tree_flatten", "tree_unflatten", "tree_map", "tree_leaves", "tree_structure",
-           "register_pytree_node", "register_dataclass", "PyTreeDef", "all_leaves"]
+           "register_pytree_node", "register_dataclass", "PyTreeDef", "all_leaves",
+           "register_pytree_node_class", "register_pytree_with_keys", "register_static",
+           "tree_flatten_with_path", "tree_leaves_with_path", "tree_map_with_path", "keystr",
+           "DictKey", "SequenceKey", "GetAttrKey", "FlattenedIndexKey", "tree_reduce",
+           "tree_all", "treedef_is_leaf", "treedef_children", "treedef_tuple", "build_tree",
+           "tree_transpose", "Partial"]
 
 
 class _NodeType(NamedTuple):
     flatten: Callable[[Any], tuple]       # node -> (children, aux_data)
     unflatten: Callable[[Any, list], Any]  # (aux_data, children) -> node
+    keys: Callable[[Any, Any], list] | None = None   # (node, aux) -> its children's path keys
 
 
 _registry: dict[type, _NodeType] = {}
@@ -40,6 +47,57 @@ def register_pytree_node(cls, flatten, unflatten):
     """
     _registry[cls] = _NodeType(flatten, unflatten)
     return cls
+
+
+def register_pytree_with_keys(nodetype, flatten_with_keys, unflatten_func, flatten_func=None):
+    """register_pytree_node with path keys: flatten_with_keys(node) -> ([(key, child), ...],
+    aux); the keys name the children in tree_flatten_with_path (a DictKey, GetAttrKey, ...).
+
+        >>> class Box:
+        ...     def __init__(self, v): self.v = v
+        >>> _ = fg.tree_util.register_pytree_with_keys(
+        ...     Box, lambda b: ([(fg.tree_util.GetAttrKey("v"), b.v)], None),
+        ...     lambda _, c: Box(*c))
+        >>> fg.tree_util.keystr(fg.tree_util.tree_leaves_with_path(Box([1.0]))[0][0])
+        '.v[0]'
+    """
+    def flatten(node):
+        pairs, aux = flatten_with_keys(node)
+        return [c for _, c in pairs], aux
+
+    def keys(node, aux):
+        return [k for k, _ in flatten_with_keys(node)[0]]
+    _registry[nodetype] = _NodeType(flatten_func or flatten, unflatten_func, keys)
+    return nodetype
+
+
+def register_pytree_node_class(cls):
+    """Class decorator: register cls by its own methods, `tree_flatten(self) -> (children,
+    aux)` and the classmethod `tree_unflatten(aux, children)`.
+
+        >>> @fg.tree_util.register_pytree_node_class
+        ... class Scaled:
+        ...     def __init__(self, x, s): self.x, self.s = x, s
+        ...     def tree_flatten(self): return (self.x,), self.s
+        ...     @classmethod
+        ...     def tree_unflatten(cls, s, children): return cls(children[0], s)
+        >>> fg.grad(lambda p: fnp.sum(p.x * p.s))(Scaled(np.ones(2), 3.0)).x
+        array([3., 3.])
+    """
+    return register_pytree_node(cls, lambda o: o.tree_flatten(), cls.tree_unflatten)
+
+
+def register_static(cls):
+    """Class decorator: instances of cls are pytree nodes with no children, held whole in the
+    structure (so they must be hashable): configuration passed through fg.jit without being
+    traced.
+
+        >>> @fg.tree_util.register_static
+        ... class Mode(str): pass
+        >>> fg.tree_util.tree_leaves([Mode("train"), 1.0])
+        [1.0]
+    """
+    return register_pytree_node(cls, lambda o: ((), o), lambda o, _: o)
 
 
 def register_dataclass(cls):
@@ -290,36 +348,246 @@ def all_leaves(iterable):
     return all(_node_type(x) is None for x in iterable)
 
 
-def tree_flatten_with_path(tree):
-    """Like tree_flatten, but each leaf comes with its key path (tuple of keys/indices/fields).
+# ---- key paths ---------------------------------------------------------------------------------
 
-        >>> tree_flatten_with_path({"w": [1.0, 2.0]})[0]
-        [(('w', 0), 1.0), (('w', 1), 2.0)]
+@dataclasses.dataclass(frozen=True)
+class DictKey:
+    """A dict entry in a key path: `['w']`.
+
+        >>> fg.tree_util.keystr([fg.tree_util.DictKey("w")])
+        "['w']"
     """
-    leaves, td = tree_flatten(tree)
+    key: Any
+
+    def __str__(self):
+        return f"[{self.key!r}]"
+
+
+@dataclasses.dataclass(frozen=True)
+class SequenceKey:
+    """A tuple or list entry in a key path: `[0]`.
+
+        >>> str(fg.tree_util.SequenceKey(0))
+        '[0]'
+    """
+    idx: int
+
+    def __str__(self):
+        return f"[{self.idx}]"
+
+
+@dataclasses.dataclass(frozen=True)
+class GetAttrKey:
+    """A field of a namedtuple or dataclass in a key path: `.w`.
+
+        >>> str(fg.tree_util.GetAttrKey("w"))
+        '.w'
+    """
+    name: str
+
+    def __str__(self):
+        return f".{self.name}"
+
+
+@dataclasses.dataclass(frozen=True)
+class FlattenedIndexKey:
+    """The i-th child of a registered node without keys: `[<flat index 0>]`.
+
+        >>> str(fg.tree_util.FlattenedIndexKey(0))
+        '[<flat index 0>]'
+    """
+    key: int
+
+    def __str__(self):
+        return f"[<flat index {self.key}>]"
+
+
+def _child_keys(x, nt, children, aux):
+    if nt.keys is not None:
+        return nt.keys(x, aux)
+    if isinstance(x, dict):
+        return [DictKey(k) for k in (aux if type(x) is dict else aux[0])]
+    if hasattr(type(x), "_fields") or (dataclasses.is_dataclass(x) and not isinstance(x, type)):
+        names = type(x)._fields if hasattr(type(x), "_fields") else \
+            [f.name for f in dataclasses.fields(x)]
+        return [GetAttrKey(n) for n in names]
+    if isinstance(x, (tuple, list)):
+        return [SequenceKey(i) for i in range(len(children))]
+    return [FlattenedIndexKey(i) for i in range(len(children))]
+
+
+def tree_flatten_with_path(tree, is_leaf=None):
+    """tree_flatten with each leaf's key path beside it (a tuple of DictKey, SequenceKey,
+    GetAttrKey or FlattenedIndexKey): ([(path, leaf), ...], treedef).
+
+        >>> pairs, _ = fg.tree_util.tree_flatten_with_path({"w": [1.0, 2.0]})
+        >>> [(fg.tree_util.keystr(path), leaf) for path, leaf in pairs]
+        [("['w'][0]", 1.0), ("['w'][1]", 2.0)]
+    """
+    leaves, td = tree_flatten(tree, is_leaf)
     paths = []
-    _paths(tree, (), paths)
+    _paths(tree, (), paths, is_leaf)
     return list(zip(paths, leaves)), td
 
 
-def _paths(x, prefix, out):
-    nt = _node_type(x)
+def _paths(x, prefix, out, is_leaf):
+    nt = None if is_leaf is not None and is_leaf(x) else _node_type(x)
     if nt is None:
         out.append(prefix)
         return
     children, aux = nt.flatten(x)
-    if isinstance(x, dict):
-        keys = aux if type(x) is dict else aux[0]
-    elif hasattr(type(x), "_fields"):
-        keys = type(x)._fields
-    elif dataclasses.is_dataclass(x):
-        keys = [f.name for f in dataclasses.fields(x)]
-    else:
-        keys = range(len(children))
-    for k, c in zip(keys, children):
-        _paths(c, prefix + (k,), out)
+    for k, c in zip(_child_keys(x, nt, children, aux), children):
+        _paths(c, prefix + (k,), out, is_leaf)
 
 
-def keystr(name, path, tree_types=None):
-    """`params['w'][0]`: a readable name for the leaf at `path` under argument `name`."""
-    return name + "".join(f"[{k!r}]" if not isinstance(k, int) else f"[{k}]" for k in path)
+def tree_leaves_with_path(tree, is_leaf=None):
+    """[(path, leaf), ...] in flattening order.
+
+        >>> fg.tree_util.tree_leaves_with_path((1.0, {"b": 2.0}))[1][0]
+        (SequenceKey(idx=1), DictKey(key='b'))
+    """
+    return tree_flatten_with_path(tree, is_leaf)[0]
+
+
+def tree_map_with_path(f, tree, *rest, is_leaf=None):
+    """tree_map whose f also receives each leaf's key path first: f(path, leaf, *others).
+
+        >>> fg.tree_util.tree_map_with_path(
+        ...     lambda path, x: 0.0 if fg.tree_util.keystr(path).endswith("['b']") else x,
+        ...     {"w": 2.0, "b": 1.0})
+        {'b': 0.0, 'w': 2.0}
+    """
+    pairs, td = tree_flatten_with_path(tree, is_leaf)
+    others = []
+    for r in rest:
+        rl, rtd = tree_flatten(r, is_leaf)
+        if rtd != td:
+            raise ValueError(f"tree_map_with_path: structures differ: {td!r} vs {rtd!r}")
+        others.append(rl)
+    return tree_unflatten(td, [f(path, x, *xs) for (path, x), *xs in zip(pairs, *others)])
+
+
+def keystr(keys, *, simple=False, separator=""):
+    """A key path as text: `['w'][0]` (simple=True: the bare keys, `w0`, or joined by
+    separator).
+
+        >>> fg.tree_util.keystr((fg.tree_util.DictKey("w"), fg.tree_util.SequenceKey(0)))
+        "['w'][0]"
+    """
+    if not simple:
+        return separator.join(map(str, keys))
+    return separator.join(str(getattr(k, "key", getattr(k, "idx", getattr(k, "name", k))))
+                          for k in keys)
+
+
+def named_path(name, path):
+    """`params['w'][0]`: the leaf at `path` under the argument called `name` (errors)."""
+    return name + keystr(path)
+
+
+# ---- reductions over leaves, structures -------------------------------------------------------
+
+_NO_INITIALIZER = object()
+
+
+def tree_reduce(function, tree, initializer=_NO_INITIALIZER, is_leaf=None):
+    """functools.reduce(function, leaves[, initializer]).
+
+        >>> fg.tree_util.tree_reduce(lambda a, b: a + b, {"w": 2.0, "b": (1.0, 3.0)})
+        6.0
+    """
+    leaves = tree_leaves(tree, is_leaf)
+    if initializer is _NO_INITIALIZER:
+        return functools.reduce(function, leaves)
+    return functools.reduce(function, leaves, initializer)
+
+
+def tree_all(tree, *, is_leaf=None):
+    """all(leaves): True when every leaf is truthy (an array leaf must have one element, or
+    reduce it first: tree_map(np.all, tree)).
+
+        >>> fg.tree_util.tree_all({"a": True, "b": [1, 2]}), fg.tree_util.tree_all([0, 1])
+        (True, False)
+    """
+    return all(tree_leaves(tree, is_leaf))
+
+
+def treedef_is_leaf(treedef):
+    """Whether a PyTreeDef is a single leaf.
+
+        >>> fg.tree_util.treedef_is_leaf(fg.tree_util.tree_structure(1.0))
+        True
+    """
+    return treedef.node_type is None
+
+
+def treedef_children(treedef):
+    """The PyTreeDefs of a node's children.
+
+        >>> fg.tree_util.treedef_children(fg.tree_util.tree_structure((1.0, [2.0, 3.0])))
+        [*, list(*, *)]
+    """
+    return list(treedef.children)
+
+
+def treedef_tuple(treedefs):
+    """The PyTreeDef of a tuple of the given structures.
+
+        >>> t = fg.tree_util.tree_structure
+        >>> fg.tree_util.treedef_tuple([t(1.0), t([1.0, 2.0])]) == t((0, [0, 0]))
+        True
+    """
+    return _treedef(tuple, None, list(treedefs))
+
+
+def build_tree(treedef, xs):
+    """The tree of treedef's structure whose leaf positions hold the (nested) xs, matched
+    node by node; for each node, xs holds the list of its children's values.
+
+        >>> fg.tree_util.build_tree(fg.tree_util.tree_structure({"a": 0, "b": (0, 0)}),
+        ...                         [1.0, (2.0, 3.0)])
+        {'a': 1.0, 'b': (2.0, 3.0)}
+    """
+    if treedef.node_type is None:
+        return xs
+    children = [build_tree(c, x) for c, x in zip(treedef.children, xs)]
+    return _registry[treedef.node_type].unflatten(treedef.aux, children)
+
+
+def tree_transpose(outer_treedef, inner_treedef, pytree_to_transpose):
+    """A tree of outer structure whose leaves are trees of inner structure -> a tree of inner
+    structure whose leaves are trees of outer structure.
+
+        >>> t = fg.tree_util.tree_structure
+        >>> fg.tree_util.tree_transpose(t([0, 0]), t({"a": 0, "b": 0}),
+        ...                             [{"a": 1, "b": 2}, {"a": 3, "b": 4}])
+        {'a': [1, 3], 'b': [2, 4]}
+    """
+    flat = tree_leaves(pytree_to_transpose)
+    n_in, n_out = inner_treedef.num_leaves, outer_treedef.num_leaves
+    if len(flat) != n_in * n_out:
+        raise ValueError(f"tree_transpose: {len(flat)} leaves, but the structures "
+                         f"{outer_treedef!r} of {inner_treedef!r} hold {n_out * n_in}")
+    columns = [tree_unflatten(outer_treedef, flat[i::n_in]) for i in range(n_in)]
+    return tree_unflatten(inner_treedef, columns)
+
+
+class Partial(functools.partial):
+    """functools.partial as a pytree: the bound arguments are its children (traced, so they
+    may be arrays under fg.jit), the function is its static structure.
+
+        >>> scale = fg.tree_util.Partial(fnp.multiply, np.array([1.0, 2.0]))
+        >>> fg.jit(lambda f, x: f(x))(scale, 3.0)
+        array([3., 6.])
+    """
+
+    def __new__(cls, func, *args, **kwargs):
+        if isinstance(func, functools.partial):          # (flatten nested partials once)
+            args, kwargs = func.args + args, {**func.keywords, **kwargs}
+            func = func.func
+        return super().__new__(cls, func, *args, **kwargs)
+
+
+register_pytree_node(
+    Partial, lambda p: ((p.args, p.keywords), p.func),
+    lambda func, children: Partial(func, *children[0], **children[1]))

@@ -73,7 +73,7 @@ def test_item_assignment_suggests_at():
 
 @pytest.mark.parametrize("call, name", [
     (lambda x: np.linalg.tensorinv(x.reshape(3, 1)), r"np\.linalg\.tensorinv"),
-    (lambda x: np.histogram2d(x, x)[0], r"np\.histogram2d"),
+    (lambda x: np.spacing(x), r"np\.spacing"),
     (lambda x: np.add.reduceat(x, [0, 1]), r"np\.add\.reduceat"),
     (lambda x: np.i0(x), r"np\.i0"),
 ])

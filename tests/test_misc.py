@@ -314,7 +314,7 @@ def test_dict_subclasses_are_pytrees():
         params["b"] = np.array(3.0)             # a new entry value is seen, not a cached leaf
         np.testing.assert_allclose(jitted(params), x * 3.0)
     flat = fg.tree_util.tree_flatten_with_path(collections.OrderedDict([("z", 1.0), ("a", 2.0)]))
-    assert [p for p, _ in flat[0]] == [("z",), ("a",)]
+    assert [p for p, _ in flat[0]] == [(fg.tree_util.DictKey("z"),), (fg.tree_util.DictKey("a"),)]
 
 
 def test_r_and_c_assemble_traced_pieces():

@@ -21,7 +21,7 @@ from ..ir import Aval, Program, Traced, aval_of
 from ..primitives.base import convert
 from ..tracer import trace_flat
 from ..transforms.vjp import split_program, vjp_program
-from ..tree_util import keystr, tree_flatten, tree_flatten_with_path, tree_unflatten
+from ..tree_util import named_path, tree_flatten, tree_flatten_with_path, tree_unflatten
 
 __all__ = ["Args", "VjpPlan", "argnums_tuple", "arg_names", "check_scalar_output", "evaluate",
            "fn_name", "fn_where", "split_out_aux", "to_numpy", "trace_call", "unflatten_grads"]
@@ -119,12 +119,12 @@ class Args:
         for i, _ in self._where:
             if i not in paths:
                 paths[i] = [p for p, _ in tree_flatten_with_path(self._named[i][1])[0]]
-        return [keystr(self._named[i][0], paths[i][j]) for i, j in self._where]
+        return [named_path(self._named[i][0], paths[i][j]) for i, j in self._where]
 
     def _label(self, i, j):
         """The name of leaf j of argument i: `params['w']` (for an error about one leaf)."""
         name, arg = self._named[i]
-        return keystr(name, tree_flatten_with_path(arg)[0][j][0])
+        return named_path(name, tree_flatten_with_path(arg)[0][j][0])
 
     def _plain_array(self, f, x, label):
         """An ndarray subclass or a byte-swapped array as the plain native array it stands

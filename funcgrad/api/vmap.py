@@ -14,7 +14,7 @@ from ..numpy import broadcast_to, moveaxis
 from ..tiering import tiered
 from ..tracer import trace_flat
 from ..transforms.batching import vmap_program
-from ..tree_util import keystr, tree_flatten, tree_flatten_with_path, tree_unflatten
+from ..tree_util import named_path, tree_flatten, tree_flatten_with_path, tree_unflatten
 from .calls import arg_names, fn_name, foreign_array_message, is_foreign_array, to_numpy
 from .jit import jit
 
@@ -56,7 +56,7 @@ def _labels(f, args):
     """The leaves' names as the user wrote them (`params['w']`), for errors: "depends on
     argument 'x'"."""
     names = arg_names(f, len(args))
-    return [keystr(names[i], path) for i, arg in enumerate(args)
+    return [named_path(names[i], path) for i, arg in enumerate(args)
             for path, _ in tree_flatten_with_path(arg)[0]]
 
 
@@ -105,7 +105,7 @@ def _place(f, outs, flags, out_tree, out_axes, size):
             if batched:
                 raise ValueError(
                     f"fg.vmap of {fn_name(f)}: out_axes is None for "
-                    f"{keystr('output', path)}, but it depends on the batched inputs, so it has "
+                    f"{named_path('output', path)}, but it depends on the batched inputs, so it has "
                     "one value per example. out_axes=None is for outputs that are the same for "
                     "every example; give this output an int out axis (0), or reduce over the "
                     "batch outside the function.")

@@ -20,7 +20,7 @@ from ..tracer import trace_flat
 from ..transforms.batching import vmap_program
 from ..transforms.simplify import dce
 from ..transforms.vjp import active_vars
-from ..tree_util import keystr, tree_flatten, tree_flatten_with_path, tree_unflatten
+from ..tree_util import named_path, tree_flatten, tree_flatten_with_path, tree_unflatten
 
 __all__ = ["LoopBudget", "run_sub", "count_eqns", "strong", "as_array", "trace_sub", "check_carry", "conform",
            "fit_carry", "leaves_of", "bind_loop", "checkpoint_every", "trace_closed", "padded",
@@ -66,11 +66,11 @@ def check_carry(what, name, init_tree, out_tree, paths, in_avals, out_avals, kin
         if a.shape == b.shape and a.dtype == b.dtype:
             continue
         if kind == "carry":
-            msg = (f"{name} changes the carry leaf {keystr('carry', p)} from {a} to {b}"
+            msg = (f"{name} changes the carry leaf {named_path('carry', p)} from {a} to {b}"
                    f"{where(user_frame())}. A loop carry keeps its shape and dtype; convert "
                    "explicitly (e.g. x.astype(...)) or give init the type the body produces.")
         else:
-            msg = (f"{name} returns the output leaf {keystr('output', p)} as {b}, the other "
+            msg = (f"{name} returns the output leaf {named_path('output', p)} as {b}, the other "
                    f"branches as {a}{where(user_frame())}. Every branch returns the same shapes "
                    "and dtypes; convert explicitly (e.g. x.astype(...)).")
         raise CarryTypeError(f"{what}: {msg}")
