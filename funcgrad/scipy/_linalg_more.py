@@ -372,10 +372,11 @@ _sylvester = custom_vjp(_sylvester_value).defvjp(_sylvester_fwd, _sylvester_bwd)
 
 def solve_sylvester(a, b, q):
     """scipy.linalg.solve_sylvester: x with a @ x + x @ b = q, a (M, M), b (N, N), q (M, N)
-    (or stacks of them): a dense solve of its Kronecker form up to 64 unknowns, else through
-    the eigendecompositions of a and b, refined once (accurate for nearly normal a and b: see
-    fg.scipy.linalg's notes). Its derivative is implicit (another Sylvester solve). Needs a and
-    -b to share no eigenvalue.
+    (or stacks of them): a dense solve of its Kronecker form up to 64 unknowns (M N), else
+    through the eigendecompositions of a and b, refined once, accurate where their
+    eigenvector matrices are well conditioned (nearly normal a and b; SciPy's Schur method is
+    better for strongly non-normal ones). Its derivative is implicit (another Sylvester
+    solve). Needs a and -b to share no eigenvalue.
 
         >>> fg.scipy.linalg.solve_sylvester(np.array([[2.0, 0.0], [0.0, 3.0]]),
         ...                                 np.array([[1.0]]), np.array([[3.0], [8.0]]))
@@ -458,11 +459,12 @@ _sqrtm = custom_vjp(_sqrtm_value).defvjp(_sqrtm_fwd, _sqrtm_bwd)
 
 def sqrtm(A, disp=True, blocksize=64):
     """scipy.linalg.sqrtm, the principal square root X (X @ X = A, eigenvalues in the right
-    half plane) by the scaled Denman-Beavers iteration (see the module docstring); disp=False
-    -> (X, ||X X - A||_F / ||A||_F). A real A gives the real root (NaN where none exists: a
+    half plane) by the scaled Denman-Beavers iteration and one Newton step (a relative
+    residual ||X X - A||_F / ||A||_F of a few eps unless A's eigenvectors are very
+    ill-conditioned); disp=False -> (X, that residual). A real A gives the real root (NaN: a
     negative eigenvalue; pass a complex A for the complex root, i sqrt(-w) for a negative w,
-    as SciPy's); a singular A is refused (LinAlgError). The derivative solves the Sylvester
-    equation X dX + dX X = dA. blocksize is ignored.
+    as SciPy's); a singular A is refused (LinAlgError). The derivative is implicit: it solves
+    the Sylvester equation X dX + dX X = dA. blocksize is ignored.
 
         >>> fg.scipy.linalg.sqrtm(np.array([[4.0, 1.0], [0.0, 9.0]]))
         array([[2. , 0.2],
