@@ -40,6 +40,7 @@ from . import optim  # noqa: F401  (fg.optim)
 from . import flatten_util, optimize, scipy  # noqa: F401  (fg.flatten_util, fg.optimize, fg.scipy)
 from .ode import ODEError, odeint
 from . import debug  # noqa: F401  (fg.debug)
+from . import testing  # noqa: F401  (fg.testing.check_grads)
 from .debug import debug_infs, debug_nans, grad_hook
 
 from ._version import __version__  # noqa: E402

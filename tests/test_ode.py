@@ -278,3 +278,19 @@ def test_checkpointed_gradient_equals_the_stored_one():
                                  checkpoint=k) ** 2)
     p = np.array([1.5, 1.0, 3.0, 1.0])
     np.testing.assert_allclose(fg.grad(loss)(p, 3), fg.grad(loss)(p, None), rtol=1e-12)
+
+
+def test_tfirst_takes_solve_ivps_argument_order():
+    """tfirst=True: func(t, y, *args), as solve_ivp and SciPy's odeint(tfirst=True); the same
+    solution and derivatives as the (y, t) order, under fg.grad (traced: no kernel of its own)."""
+    t = np.linspace(0.0, 1.0, 4)
+
+    def solve(k, tfirst):
+        rhs = (lambda s, y, k: -k * y * (1.0 + s)) if tfirst else (lambda y, s, k: -k * y * (1.0 + s))
+        return fg.odeint(rhs, np.array([1.0, 2.0]), t, k, tfirst=tfirst)[-1, 1]
+
+    exact = lambda k: 2.0 * np.exp(-1.5 * k)                  # y' = -k (1 + t) y
+    for tfirst in (True, False):
+        value, slope = fg.value_and_grad(solve)(0.7, tfirst)
+        np.testing.assert_allclose(value, exact(0.7), rtol=1e-7)
+        np.testing.assert_allclose(slope, -1.5 * exact(0.7), rtol=1e-6)

@@ -9,6 +9,8 @@ The argument order is scipy.integrate.odeint's (and JAX's): `func(y, t, *args)`.
 """
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from .. import numpy as fnp
@@ -34,8 +36,10 @@ class ODEError(FuncgradError, RuntimeError):
 
 def odeint(func, y0, t, *args, rtol=1.4e-8, atol=1.4e-8, method="dopri5", max_steps=100_000,
            first_step=None, max_step=None, dt=None, checkpoint=None, adjoint="steps",
-           full_output=False):
-    """Solve dy/dt = func(y, t, *args) from y(t[0]) = y0 and return y at the times `t`.
+           full_output=False, tfirst=False):
+    """Solve dy/dt = func(y, t, *args) from y(t[0]) = y0 and return y at the times `t`;
+    with tfirst=True func is func(t, y, *args), the order of scipy.integrate.solve_ivp (and
+    of SciPy's odeint with tfirst=True).
 
     y0 may be a pytree of arrays (the result then has its structure, each leaf with a leading
     time axis); `args` may be pytrees too. The state is real and float64 whatever y0's dtype
@@ -82,6 +86,11 @@ def odeint(func, y0, t, *args, rtol=1.4e-8, atol=1.4e-8, method="dopri5", max_st
         raise ValueError("odeint: adjoint='backsolve' needs an adaptive method")
     if not callable(func):
         raise TypeError(f"odeint: func must be callable as func(y, t, *args), got {func!r}")
+    user_func = func
+    if tfirst:
+        @functools.wraps(user_func)
+        def func(y, t, *args):
+            return user_func(t, y, *args)
     # the state is float64 whatever y0's dtype (SciPy's rule: integers would be truncated in
     # func, float32 would not hold the tolerances); traced or not, one conversion
     y0 = float_leaves(y0, np.float64)
@@ -105,7 +114,7 @@ def odeint(func, y0, t, *args, rtol=1.4e-8, atol=1.4e-8, method="dopri5", max_st
                              "backwards with func negated and the times reversed)")
     # (step sizes and tolerances are run-time values: only whether a first step is given,
     # and the loops' structure, shape the compiled solve)
-    config = (method, int(max_steps), first_step is None, dt, checkpoint, adjoint)
+    config = (method, int(max_steps), first_step is None, dt, checkpoint, adjoint, bool(tfirst))
     first = 0.0 if first_step is None else first_step
     hmax = np.inf if max_step is None else max_step
 
@@ -129,7 +138,7 @@ def odeint(func, y0, t, *args, rtol=1.4e-8, atol=1.4e-8, method="dopri5", max_st
     if traced:
         ys, status, steps, rejected = solve(flat0, t, args, rtol, atol, first, hmax)
     else:
-        run = cached_runner(func, ("odeint", config, tree_signature(y0)), lambda: jit(solve, same_bits=False))
+        run = cached_runner(user_func, ("odeint", config, tree_signature(y0)), lambda: jit(solve, same_bits=False))
         ys, status, steps, rejected = run(flat0, t, args, float(rtol), float(atol),
                                           float(first), float(hmax))
         status = int(status)
