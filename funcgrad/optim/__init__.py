@@ -11,27 +11,34 @@ whole training loops compiled as one kernel (`fit`).
     >>> round(float(params["w"]), 2), round(float(params["b"]), 2)
     (2.0, 1.0)
 
-See updates.py (transformations and the named optimizers), schedules.py, training.py and
+See updates.py (transformations and the named optimizers), adaptive.py (more
+of them), wrappers.py, lbfgs_scaling.py and linesearch.py (L-BFGS and the line
+searches: their update also takes value=, grad=, value_fn=), schedules.py, training.py and
 losses.py (fg.optim.losses: optax's loss functions).
 """
 from .schedules import (constant_schedule, cosine_decay_schedule, exponential_decay,
                         join_schedules, linear_schedule, piecewise_constant_schedule,
                         polynomial_schedule, warmup_cosine_decay_schedule)
-from . import adaptive, losses, wrappers  # noqa: F401  (fg.optim.losses)
+from . import adaptive, lbfgs_scaling, linesearch, losses, wrappers  # noqa: F401
 from .adaptive import *  # noqa: F401,F403  (adaptive.__all__: more named optimizers)
 from .wrappers import *  # noqa: F401,F403  (wrappers.__all__: masked, MultiSteps, ...)
+from .lbfgs_scaling import *  # noqa: F401,F403  (lbfgs, scale_by_lbfgs)
+from .linesearch import *  # noqa: F401,F403  (the line searches, value_and_grad_from_state)
 from .training import FitResult, batch_indices, fit
-from .updates import (GradientTransformation, InjectHyperparamsState, adagrad, adam, adamw,
+from .updates import (GradientTransformation, GradientTransformationExtraArgs,
+                      InjectHyperparamsState, adagrad, adam, adamw,
                       add_decayed_weights, apply_updates, chain, clip_by_global_norm, global_norm,
                       identity, inject_hyperparams, lion, rmsprop, scale, scale_by_adam,
                       scale_by_learning_rate, scale_by_lion, scale_by_rms, scale_by_rss,
                       scale_by_schedule, scale_by_stddev, sgd, trace)
 
-__all__ = ["fit", "FitResult", "batch_indices", "GradientTransformation", "InjectHyperparamsState", "adagrad", "adam", "adamw",
+__all__ = ["fit", "FitResult", "batch_indices", "GradientTransformation",
+           "GradientTransformationExtraArgs", "InjectHyperparamsState", "adagrad", "adam", "adamw",
            "add_decayed_weights", "apply_updates", "chain", "clip_by_global_norm", "global_norm",
            "identity", "inject_hyperparams", "lion", "rmsprop", "scale", "scale_by_adam",
            "scale_by_learning_rate", "scale_by_lion", "scale_by_rms", "scale_by_rss",
            "scale_by_schedule", "scale_by_stddev", "sgd", "trace", "constant_schedule",
            "cosine_decay_schedule", "exponential_decay", "join_schedules", "linear_schedule",
            "piecewise_constant_schedule", "polynomial_schedule", "warmup_cosine_decay_schedule",
-           "losses", *adaptive.__all__, *wrappers.__all__]
+           "losses", *adaptive.__all__, *wrappers.__all__, *lbfgs_scaling.__all__,
+           *linesearch.__all__]

@@ -30,7 +30,7 @@ from ..higher_order.loops import scan
 from .. import random
 from ..optimize.runners import cached_runner
 from ..tree_util import tree_leaves, tree_map
-from .updates import apply_updates
+from .updates import GradientTransformationExtraArgs, apply_updates
 
 __all__ = ["fit", "FitResult", "batch_indices"]
 
@@ -95,6 +95,10 @@ def fit(loss, params, optimizer, *, steps, data=None, batch_size=None, has_aux=F
     fn(step, total): called instead); see fg.scan.
     key: a fg.random key; each step then calls loss(params, *batch, step_key) with a key of its
     own (fg.random.split(key, steps)[step]): dropout, noise, sampled losses.
+    An optimizer that evaluates the objective itself (a GradientTransformationExtraArgs: lbfgs,
+    a line search) gets update(grads, state, params, value=, grad=, value_fn=) with value_fn
+    the loss on the step's batch (fit then evaluates the gradient once more per step than a
+    hand-written loop with value_and_grad_from_state does).
     Returns a FitResult(params, opt_state, losses, aux).
 
         >>> X = np.random.default_rng(0).normal(size=(64, 2)); y = X @ np.array([2.0, -1.0])
@@ -114,6 +118,7 @@ def fit(loss, params, optimizer, *, steps, data=None, batch_size=None, has_aux=F
         batches = batch_indices(_rows(args), int(batch_size), steps, seed)
     full = batch_size is None
     keyed = key is not None
+    extra = isinstance(optimizer, GradientTransformationExtraArgs)
     step_keys = random.split(key, steps) if keyed else None
 
     def make():
@@ -124,8 +129,14 @@ def fit(loss, params, optimizer, *, steps, data=None, batch_size=None, has_aux=F
             def step(carry, x):
                 (p, s), (idx, k) = carry, (x if keyed else (x, None))
                 batch = args if full else tree_map(lambda a: a[idx], args)
-                value, grads = grad_fn(p, *batch, *((k,) if keyed else ()))
-                updates, s = optimizer.update(grads, s, p)
+                rest = (*batch, *((k,) if keyed else ()))
+                value, grads = grad_fn(p, *rest)
+                if extra:          # a line search: the objective on this step's batch
+                    updates, s = optimizer.update(
+                        grads, s, p, value=value[0] if has_aux else value, grad=grads,
+                        value_fn=lambda q: loss(q, *rest)[0] if has_aux else loss(q, *rest))
+                else:
+                    updates, s = optimizer.update(grads, s, p)
                 return (apply_updates(p, updates), s), value
             (p, s), values = scan(step, (params, state), xs, progress=progress)
             return p, s, values
@@ -133,7 +144,7 @@ def fit(loss, params, optimizer, *, steps, data=None, batch_size=None, has_aux=F
     # the compiled loop is reused by later fits of an equal loss and optimizer (made anew or
     # not; hyperparameters in the optimizer's state are inputs of the loop) while nothing
     # they read from outside their arguments changes (optimize/runners.py)
-    run = cached_runner(loss, ("fit", has_aux, full, progress, keyed), make,
+    run = cached_runner(loss, ("fit", has_aux, full, progress, keyed, extra), make,
                         also=(optimizer.update,))
 
     if steps == 0:

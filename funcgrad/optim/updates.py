@@ -28,9 +28,9 @@ from .. import numpy as fnp
 from ..numpy._complex import abs2          # (|g|^2: complex second moments are real)
 from ..tree_util import tree_leaves, tree_map, tree_structure
 
-__all__ = ["GradientTransformation", "apply_updates", "chain", "identity", "scale",
-           "scale_by_learning_rate", "scale_by_schedule", "scale_by_adam", "scale_by_rms",
-           "scale_by_stddev", "scale_by_rss", "scale_by_lion", "trace", "add_decayed_weights",
+__all__ = ["GradientTransformation", "GradientTransformationExtraArgs", "apply_updates", "chain",
+           "identity", "scale", "scale_by_learning_rate", "scale_by_schedule", "scale_by_adam",
+           "scale_by_rms", "scale_by_stddev", "scale_by_rss", "scale_by_lion", "trace", "add_decayed_weights",
            "clip_by_global_norm", "global_norm", "inject_hyperparams", "sgd", "adam", "adamw",
            "rmsprop", "adagrad", "lion"]
 
@@ -46,6 +46,18 @@ class GradientTransformation(NamedTuple):
     """
     init: Callable
     update: Callable
+
+
+class GradientTransformationExtraArgs(GradientTransformation):
+    """A GradientTransformation whose update also takes keyword arguments:
+    update(grads, state, params, **extra_args) (optax's). Line searches read the objective
+    from them (value=, grad=, value_fn=); chain passes them on to its members of this kind,
+    and fg.optim.fit supplies them to an optimizer of this kind.
+
+        >>> opt = fg.optim.lbfgs()
+        >>> isinstance(opt, fg.optim.GradientTransformationExtraArgs)
+        True
+    """
 
 
 class EmptyState(NamedTuple):
@@ -162,6 +174,8 @@ def identity():
 
 def chain(*transforms):
     """The transformations applied one after another; the state is the tuple of theirs.
+    Keyword arguments of update (value=, grad=, value_fn= for a line search) go to the members
+    that take them (GradientTransformationExtraArgs).
 
         >>> opt = fg.optim.chain(fg.optim.clip_by_global_norm(1.0), fg.optim.scale(-0.1))
         >>> updates, state = opt.update(np.array([3.0, 4.0]), opt.init(np.zeros(2)))
@@ -171,13 +185,17 @@ def chain(*transforms):
     def init(params):
         return tuple(t.init(params) for t in transforms)
 
-    def update(updates, state, params=None):
+    def update(updates, state, params=None, **extra_args):
         new = []
         for t, s in zip(transforms, state):
-            updates, s = t.update(updates, s, params)
+            if isinstance(t, GradientTransformationExtraArgs):
+                updates, s = t.update(updates, s, params, **extra_args)
+            else:
+                updates, s = t.update(updates, s, params)
             new.append(s)
         return updates, tuple(new)
-    return GradientTransformation(init, update)
+    extra = any(isinstance(t, GradientTransformationExtraArgs) for t in transforms)
+    return (GradientTransformationExtraArgs if extra else GradientTransformation)(init, update)
 
 
 def scale(step_size):

@@ -1,0 +1,188 @@
+"""fg.optim's L-BFGS and line searches (optim/lbfgs_scaling.py, linesearch.py): L-BFGS's
+directions against the inverse-Hessian estimate built as a dense NumPy matrix, its accepted
+steps against the Wolfe conditions, its end point against SciPy's L-BFGS-B, the whole loop
+compiled as one kernel, fit; against optax where installed (one update from the same state,
+so that rounding is not amplified along the run)."""
+import numpy as np
+import pytest
+import scipy.optimize
+
+import funcgrad as fg
+import funcgrad.numpy as fnp
+from funcgrad import optim
+
+
+def rosen(w):
+    return fnp.sum((1 - w[:-1]) ** 2 + 100 * (w[1:] - w[:-1] ** 2) ** 2)
+
+
+def rosen_np(w):
+    return np.sum((1 - w[:-1]) ** 2 + 100 * (w[1:] - w[:-1] ** 2) ** 2)
+
+
+STARTS = {2: np.array([-1.2, 1.0]), 10: np.linspace(-1.5, 1.5, 10)}
+
+
+def lbfgs_run(opt, w, steps, f=rosen):
+    """The hand-written loop of lbfgs's docstring: the iterates, states and (value, grad)
+    pairs passed to each update."""
+    state, vg = opt.init(w), optim.value_and_grad_from_state(f)
+    trail = [(w, state, None)]
+    for _ in range(steps):
+        value, grad = vg(w, state=state)
+        updates, state = opt.update(grad, state, w, value=value, grad=grad, value_fn=f)
+        trail[-1] = trail[-1][:2] + ((value, grad),)
+        w = optim.apply_updates(w, updates)
+        trail.append((w, state, None))
+    return trail
+
+
+def dense_direction(ws, gs, k, memory, c1=None):
+    """-H_k g_k with H_k the L-BFGS inverse-Hessian estimate as a matrix (Nocedal & Wright
+    (7.19)): gamma I updated by H <- V^T H V + rho s s^T, V = I - rho y s^T, for the last
+    `memory` pairs s = w_{j+1} - w_j, y = g_{j+1} - g_j."""
+    n = ws[0].size
+    pairs = [(ws[j + 1] - ws[j], gs[j + 1] - gs[j]) for j in range(max(0, k - memory), k)]
+    if k == 0:
+        gamma = min(1.0, 1.0 / np.linalg.norm(gs[0]))
+    else:
+        s, y = pairs[-1]
+        gamma = s @ y / (y @ y)
+    H = gamma * np.eye(n)
+    for s, y in pairs:
+        rho = 1.0 / (y @ s)
+        V = np.eye(n) - rho * np.outer(y, s)
+        H = V.T @ H @ V + rho * np.outer(s, s)
+    return -H @ gs[k]
+
+
+@pytest.mark.parametrize("dim, steps", [(2, 40), (10, 100)])
+def test_lbfgs_directions_wolfe_steps_and_end_point_on_rosenbrock(dim, steps):
+    trail = lbfgs_run(optim.lbfgs(), STARTS[dim], steps)
+    ws = [np.asarray(w) for w, _, _ in trail]
+    gs = [np.asarray(fg.grad(rosen)(w)) for w in ws]
+    c1, c2, c3 = 1e-4, 0.9, 1e-6
+    for k in range(steps):
+        w, state, (value, grad) = trail[k]
+        np.testing.assert_allclose(value, rosen_np(ws[k]), rtol=1e-13)
+        np.testing.assert_allclose(grad, gs[k], rtol=1e-12, atol=1e-12)
+        if np.linalg.norm(ws[k + 1] - ws[k]) < 1e-6:      # (differences lose their digits)
+            break
+        eta = float(trail[k + 1][1][2].learning_rate)
+        d = dense_direction(ws, gs, k, memory=10)
+        np.testing.assert_allclose((ws[k + 1] - ws[k]) / eta, d, rtol=1e-7,
+                                   atol=1e-9 * np.abs(d).max(), err_msg=f"direction at step {k}")
+        f0, f1 = rosen_np(ws[k]), rosen_np(ws[k + 1])
+        slope0, slope1 = d @ gs[k], d @ gs[k + 1]
+        armijo = f1 <= f0 + c1 * eta * slope0
+        approx = f1 <= f0 + c3 * abs(f0) and slope1 <= (2 * c1 - 1) * slope0
+        assert slope0 < 0 and (armijo or approx), f"step {k}: no sufficient decrease"
+        assert abs(slope1) <= c2 * abs(slope0) + 1e-12, f"step {k}: curvature condition"
+    best = scipy.optimize.minimize(rosen_np, STARTS[dim], method="L-BFGS-B",
+                                   options={"ftol": 1e-15, "gtol": 1e-10, "maxiter": 2000}).x
+    np.testing.assert_allclose(ws[-1], best, atol=1e-5)
+    np.testing.assert_allclose(ws[-1], 1.0, atol=1e-9)         # Rosenbrock's minimum
+    assert rosen_np(ws[-1]) < 1e-18
+
+
+def _optax_state(optax, theirs, ours, params):
+    """Our state's leaves in optax's state structure (the same fields in the same order)."""
+    import jax
+    structure = jax.tree.structure(theirs.init(params))
+    return jax.tree.unflatten(structure, [jax.numpy.asarray(x)
+                                          for x in fg.tree_util.tree_leaves(ours)])
+
+
+@pytest.mark.parametrize("case", ["zoom-2", "zoom-10", "zoom-options", "backtracking"])
+def test_lbfgs_updates_equal_optax_from_the_same_state(case):
+    optax = pytest.importorskip("optax")
+    import jax
+    jax.config.update("jax_enable_x64", True)
+    dim = 2 if case == "zoom-2" else 10
+    ours, theirs = {
+        "zoom-2": (optim.lbfgs(), optax.lbfgs()), "zoom-10": (optim.lbfgs(), optax.lbfgs()),
+        "zoom-options": (
+            optim.lbfgs(0.5, memory_size=3, scale_init_precond=False,
+                        linesearch=optim.scale_by_zoom_linesearch(15, max_learning_rate=1.5)),
+            optax.lbfgs(0.5, memory_size=3, scale_init_precond=False,
+                        linesearch=optax.scale_by_zoom_linesearch(15, max_learning_rate=1.5))),
+        "backtracking": (
+            optim.lbfgs(linesearch=optim.scale_by_backtracking_linesearch(30, store_grad=True)),
+            optax.lbfgs(linesearch=optax.scale_by_backtracking_linesearch(30, store_grad=True)))
+    }[case]
+    f_jax = lambda w: jax.numpy.sum(                                # noqa: E731
+        (1 - w[:-1]) ** 2 + 100 * (w[1:] - w[:-1] ** 2) ** 2)
+    their_update = jax.jit(lambda g, s, w, value: theirs.update(g, s, w, value=value, grad=g,
+                                                                value_fn=f_jax))
+    trail = lbfgs_run(ours, STARTS[dim], 40)
+    for k, (w, state, (value, grad)) in enumerate(trail[:-1]):
+        want, new = their_update(grad, _optax_state(optax, theirs, state, w), w, value)
+        got, _ = ours.update(grad, state, w, value=value, grad=grad, value_fn=rosen)
+        np.testing.assert_allclose(got, np.asarray(want), rtol=1e-10,
+                                   atol=1e-10 * np.abs(want).max() + 1e-300, err_msg=f"step {k}")
+        ls = trail[k + 1][1][2]
+        np.testing.assert_allclose(float(ls.learning_rate), float(new[2].learning_rate), rtol=1e-10)
+        assert int(ls.info.num_linesearch_steps) == int(new[2].info.num_linesearch_steps)
+
+
+def test_lbfgs_loop_compiles_to_one_kernel_and_equals_the_eager_run():
+    opt, traces = optim.lbfgs(), []
+
+    @fg.jit
+    def run(w):
+        traces.append(1)
+        vg = optim.value_and_grad_from_state(rosen)
+
+        def step(i, carry):
+            w, state = carry
+            value, grad = vg(w, state=state)
+            updates, state = opt.update(grad, state, w, value=value, grad=grad, value_fn=rosen)
+            return optim.apply_updates(w, updates), state
+        return fg.fori_loop(0, 30, step, (w, opt.init(w)))
+    want = lbfgs_run(opt, STARTS[10], 30)
+    for _ in range(2):
+        w, state = run(STARTS[10])
+        np.testing.assert_allclose(w, want[-1][0], rtol=1e-9)
+        assert int(state[0].count) == 30
+    assert len(traces) == 1
+    (entry,) = run._entries.values()              # one signature, one kernel, no guarded paths
+    assert not hasattr(entry, "paths")
+
+
+def test_lbfgs_on_a_pytree_equals_the_flat_run_and_fit_supplies_the_objective():
+    split = lambda p: fnp.concatenate([p["a"], p["b"]])           # noqa: E731
+    tree_loss = lambda p: rosen(split(p))                           # noqa: E731
+    opt = optim.lbfgs(memory_size=3)          # (a smaller kernel for fit to compile)
+    flat = lbfgs_run(opt, STARTS[10], 25)
+    tree = lbfgs_run(opt, {"a": STARTS[10][:4], "b": STARTS[10][4:]}, 25, tree_loss)
+    for (w, _, _), (p, _, _) in zip(flat, tree):
+        # (inner products summed leaf by leaf round differently; the run amplifies that)
+        np.testing.assert_allclose(np.asarray(split(p)), w, rtol=1e-9, atol=1e-12)
+    res = optim.fit(tree_loss, {"a": STARTS[10][:4], "b": STARTS[10][4:]}, opt, steps=25)
+    np.testing.assert_allclose(np.asarray(split(res.params)), np.asarray(split(tree[-1][0])),
+                               rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(res.losses, [rosen_np(split(p)) for p, _, _ in tree[:-1]],
+                               rtol=1e-9)
+
+
+def test_line_searches_alone():
+    f = lambda w: fnp.sum((w - 3.0) ** 2)                           # noqa: E731
+    w, g = np.zeros(2), np.array([-6.0, -6.0])
+    zoom = optim.scale_by_zoom_linesearch(10)
+    u, s = zoom.update(-g, zoom.init(w), w, value=18.0, grad=g, value_fn=f)
+    np.testing.assert_allclose(u, [3.0, 3.0])                       # eta 1 overshoots to 0.5
+    assert float(s.learning_rate) == 0.5 and float(s.value) == 0.0
+    np.testing.assert_allclose(s.grad, 0.0)
+    back = optim.scale_by_backtracking_linesearch(20, decrease_factor=0.5)
+    u, s = back.update(-g, back.init(w), w, value=18.0, grad=g, value_fn=f)
+    np.testing.assert_allclose(u, [3.0, 3.0])                       # 1, then 0.5
+    assert int(s.info.num_linesearch_steps) == 2 and s.grad is None
+    data = lambda w, target: fnp.sum((w - target) ** 2)             # noqa: E731
+    u, _ = zoom.update(-g, zoom.init(w), w, value=18.0, grad=g, value_fn=data, target=3.0)
+    np.testing.assert_allclose(u, [3.0, 3.0])
+    with pytest.raises(TypeError, match="not arguments of value_fn"):
+        zoom.update(-g, zoom.init(w), w, value=18.0, grad=g, value_fn=f, target=3.0)
+    with pytest.raises(TypeError, match="needs the objective"):
+        optim.lbfgs().update(g, optim.lbfgs().init(w), w)
+    with pytest.raises(ValueError, match="one of each"):
+        optim.value_and_grad_from_state(f)(w, state=optim.adam(0.1).init(w))
