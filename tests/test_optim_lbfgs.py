@@ -1,8 +1,9 @@
-"""fg.optim's L-BFGS and line searches (optim/lbfgs_scaling.py, linesearch.py): L-BFGS's
-directions against the inverse-Hessian estimate built as a dense NumPy matrix, its accepted
-steps against the Wolfe conditions, its end point against SciPy's L-BFGS-B, the whole loop
-compiled as one kernel, fit; against optax where installed (one update from the same state,
-so that rounding is not amplified along the run)."""
+"""fg.optim's L-BFGS, line searches and Adafactor (optim/lbfgs_scaling.py, linesearch.py,
+factored.py) and the per-leaf wrappers: L-BFGS's directions against the inverse-Hessian
+estimate built as a dense NumPy matrix, its accepted steps against the Wolfe conditions, its
+end point against SciPy's L-BFGS-B, the whole loop compiled as one kernel, fit; Adafactor step
+by step against a NumPy version of Shazeer & Stern's rule; each against optax where installed
+(one update from the same state for L-BFGS, so that rounding is not amplified along the run)."""
 import numpy as np
 import pytest
 import scipy.optimize
@@ -10,6 +11,7 @@ import scipy.optimize
 import funcgrad as fg
 import funcgrad.numpy as fnp
 from funcgrad import optim
+from test_optim import PARAMS, _eager_run, assert_follows_its_rule, scanned_run
 
 
 def rosen(w):
@@ -186,3 +188,144 @@ def test_line_searches_alone():
         optim.lbfgs().update(g, optim.lbfgs().init(w), w)
     with pytest.raises(ValueError, match="one of each"):
         optim.value_and_grad_from_state(f)(w, state=optim.adam(0.1).init(w))
+
+
+# ---- Adafactor ---------------------------------------------------------------------------------
+
+def ref_adafactor(lr=None, clip=1.0, param_scale=True, momentum=None, wd=None, factored=True,
+                  decay_rate=0.8, eps=1e-30):
+    """Shazeer & Stern's Algorithm 4 per leaf (row and column sums of G^2 + eps for matrices,
+    V = R C / sum(R)), then optax's chain of clipping, lr, parameter scale, momentum, decay."""
+    state = {n: {"r": 0.0, "c": 0.0, "v": 0.0, "m": 0.0} for n in PARAMS}
+
+    def step(g, p, k):
+        beta = 1.0 - (k + 1.0) ** -decay_rate
+        out = {}
+        for n in g:
+            s, g2 = state[n], g[n] ** 2 + eps
+            if factored and g[n].ndim == 2:
+                s["r"] = beta * s["r"] + (1 - beta) * g2.sum(axis=1)
+                s["c"] = beta * s["c"] + (1 - beta) * g2.sum(axis=0)
+                u = g[n] / np.sqrt(np.outer(s["r"], s["c"]) / s["r"].sum())
+            else:
+                s["v"] = beta * s["v"] + (1 - beta) * g2
+                u = g[n] / np.sqrt(s["v"])
+            if clip is not None:
+                u = u / max(1.0, np.sqrt(np.mean(u ** 2)) / clip)
+            u = u * (1.0 if lr is None else lr)
+            if param_scale:
+                u = u * max(np.sqrt(np.mean(p[n] ** 2)), 1e-3)
+            if momentum is not None:
+                s["m"] = u = momentum * s["m"] + (1 - momentum) * u
+            if wd is not None:
+                u = u + wd * p[n]
+            out[n] = p[n] - u
+        return out
+    return step
+
+
+ADAFACTOR = {
+    "adafactor": (lambda: optim.adafactor(min_dim_size_to_factor=2), lambda: ref_adafactor()),
+    "adafactor-lr-momentum-decay": (
+        lambda: optim.adafactor(0.1, min_dim_size_to_factor=2, momentum=0.9,
+                                weight_decay_rate=0.01),
+        lambda: ref_adafactor(0.1, momentum=0.9, wd=0.01)),
+    "adafactor-unfactored-plain": (
+        lambda: optim.adafactor(0.05, factored=False, clipping_threshold=None,
+                                multiply_by_parameter_scale=False, decay_rate=0.5),
+        lambda: ref_adafactor(0.05, clip=None, param_scale=False, factored=False,
+                              decay_rate=0.5)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(ADAFACTOR))
+def test_adafactor_matches_the_published_rule_step_by_step(name):
+    assert_follows_its_rule(name, *ADAFACTOR[name])
+
+
+def test_adafactor_compiled_loop_and_the_factored_axes_of_a_3d_leaf():
+    opt = ADAFACTOR["adafactor-lr-momentum-decay"][0]()
+    want, _ = _eager_run(opt)
+    got, _ = scanned_run(opt)
+    for n in PARAMS:
+        np.testing.assert_allclose(got[n], want[-1][n], rtol=1e-12)
+    rms = optim.scale_by_factored_rms(min_dim_size_to_factor=3)
+    g = np.random.default_rng(1).normal(size=(2, 3, 4))       # factored over the last two axes
+    state = rms.init(g)
+    assert state.v_row.shape == (2, 3) and state.v_col.shape == (2, 4) and state.v.shape == (1,)
+    u, _ = rms.update(g, state, g)
+    g2 = g ** 2 + 1e-30                                       # (the first decay is 1 - 1^-0.8 = 0)
+    for a in range(2):
+        r, c = g2[a].sum(axis=1), g2[a].sum(axis=0)
+        np.testing.assert_allclose(u[a], g[a] / np.sqrt(np.outer(r, c) / r.sum()), rtol=1e-13)
+    assert rms.init(np.zeros((2, 2))).v.shape == (2, 2)        # too small to factor
+
+
+def test_adafactor_agrees_with_optax_where_installed():
+    optax = pytest.importorskip("optax")
+    import jax
+    jax.config.update("jax_enable_x64", True)
+    rng = np.random.default_rng(0)
+    params = {"w": rng.normal(size=(4, 5)), "b": rng.normal(size=3),
+              "t": rng.normal(size=(2, 3, 4))}
+    grads = [{k: rng.normal(size=v.shape) * (1 + i % 3) for k, v in params.items()}
+             for i in range(8)]
+    decay64 = lambda t, e: 1.0 - jax.numpy.asarray(t + 1, jax.numpy.float64) ** (-e)  # noqa: E731
+    kw = dict(learning_rate=0.1, momentum=0.9, weight_decay_rate=0.01)
+    theirs_exact = optax.chain(          # optax.adafactor's chain, with a float64 decay schedule
+        optax.scale_by_factored_rms(True, 0.8, 0, 3, 1e-30, decay_rate_fn=decay64),
+        optax.clip_by_block_rms(1.0), optax.scale_by_learning_rate(0.1, flip_sign=False),
+        optax.scale_by_param_block_rms(), optax.ema(0.9, debias=False),
+        optax.add_decayed_weights(0.01), optax.scale(-1))
+    for theirs, rtol in ((theirs_exact, 1e-12), (optax.adafactor(min_dim_size_to_factor=3, **kw),
+                                                  1e-6)):   # (optax's own: float32 decay)
+        ours = optim.adafactor(min_dim_size_to_factor=3, **kw)
+        p, s, q, t = params, ours.init(params), params, theirs.init(params)
+        for g in grads:
+            u, s = ours.update(g, s, p)
+            p = optim.apply_updates(p, u)
+            v, t = theirs.update(g, t, q)
+            q = optax.apply_updates(q, v)
+            for n in params:
+                np.testing.assert_allclose(p[n], np.asarray(q[n]), rtol=rtol, atol=rtol)
+
+
+# ---- per-leaf wrappers ----------------------------------------------------------------------
+
+def test_block_wrappers_against_numpy_and_optax():
+    rng = np.random.default_rng(3)
+    p = {"m": rng.normal(size=(3, 4)), "v": rng.normal(size=5), "z": np.zeros(2)}
+    u = {"m": rng.normal(size=(3, 4)) * 3, "v": rng.normal(size=5) * 0.1, "z": np.ones(2)}
+    rms = lambda x: np.sqrt(np.mean(x ** 2))                       # noqa: E731
+    want = {
+        "clip_by_block_rms": (optim.clip_by_block_rms(0.5),
+                              {n: x / max(1.0, rms(x) / 0.5) for n, x in u.items()}),
+        "scale_by_param_block_rms": (optim.scale_by_param_block_rms(),
+                                     {n: u[n] * max(rms(p[n]), 1e-3) for n in u}),
+        "scale_by_param_block_norm": (optim.scale_by_param_block_norm(),
+                                      {n: u[n] * max(np.linalg.norm(p[n]), 1e-3) for n in u}),
+        "centralize": (optim.centralize(),
+                       {**u, "m": u["m"] - u["m"].mean(axis=1, keepdims=True)}),
+        "normalize_by_update_norm": (
+            optim.normalize_by_update_norm(-2.0),
+            {n: -2.0 * x / (np.sqrt(sum(np.sum(y ** 2) for y in u.values())) + 1e-6)
+             for n, x in u.items()}),
+    }
+    try:
+        import optax
+    except ImportError:
+        optax = None
+    for name, (opt, ref) in want.items():
+        got, _ = opt.update(u, opt.init(p), p)
+        for n in u:
+            np.testing.assert_allclose(got[n], ref[n], rtol=1e-14, err_msg=name)
+        if optax is not None:
+            args = {"clip_by_block_rms": (0.5,), "normalize_by_update_norm": (-2.0,)}.get(name, ())
+            theirs = getattr(optax, name)(*args)
+            out, _ = theirs.update(u, theirs.init(p), p)
+            for n in u:
+                np.testing.assert_allclose(got[n], np.asarray(out[n]), rtol=1e-12, err_msg=name)
+    assert fg.grad(lambda x: fnp.sum(optim.scale_by_param_block_rms().update(
+        np.ones(2), (), x)[0]))(np.zeros(2)).tolist() == [0.0, 0.0]   # not NaN below min_scale
+    with pytest.raises(ValueError, match="needs the parameters"):
+        optim.scale_by_param_block_norm().update(u, ())

@@ -1,6 +1,7 @@
 """Transformations that wrap others or act on every update (optax's names): masked,
 multi_transform, MultiSteps (gradient accumulation), apply_if_finite, ema, clip, zero_nans,
-keep_params_nonnegative.
+keep_params_nonnegative, and the per-leaf ("block") ones: clip_by_block_rms,
+scale_by_param_block_rms, scale_by_param_block_norm, centralize, normalize_by_update_norm.
 
 Each works on traced values too (its choices are fnp.where, not Python branches), so the
 wrapped optimizers still compile into one training-loop kernel.
@@ -12,11 +13,13 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from .. import numpy as fnp
+from ..numpy._complex import abs2
 from ..tree_util import tree_flatten, tree_leaves, tree_map, tree_structure, tree_unflatten
 from .updates import EmptyState, GradientTransformation, _count0, _transformation, _zeros_like
 
 __all__ = ["masked", "multi_transform", "MultiSteps", "apply_if_finite", "ema", "clip",
-           "zero_nans", "keep_params_nonnegative"]
+           "zero_nans", "keep_params_nonnegative", "clip_by_block_rms", "scale_by_param_block_rms",
+           "scale_by_param_block_norm", "centralize", "normalize_by_update_norm"]
 
 
 class MaskedState(NamedTuple):
@@ -186,19 +189,26 @@ def apply_if_finite(inner, max_consecutive_errors):
     return GradientTransformation(init, update)
 
 
-def ema(decay, debias=True):
-    """The updates replaced by their exponential moving average (debiased by 1 - decay^t).
+def ema(decay, debias=True, accumulator_dtype=None):
+    """The updates replaced by their exponential moving average (debiased by 1 - decay^t);
+    the average is kept in accumulator_dtype (None: the parameters' dtypes).
 
         >>> opt = fg.optim.ema(0.9)
         >>> opt.update(np.array([2.0]), opt.init(np.zeros(1)))[0]
         array([2.])
     """
+    def init(params):
+        if accumulator_dtype is None:
+            return EmaState(_count0(), _zeros_like(params))
+        return EmaState(_count0(), tree_map(lambda p: fnp.zeros(fnp.shape(p), accumulator_dtype),
+                                            params))
+
     def update(updates, state, params=None):
         avg = tree_map(lambda g, e: (1 - decay) * g + decay * e, updates, state.ema)
         count = state.count + 1
         out = tree_map(lambda e: e / (1 - decay ** count), avg) if debias else avg
         return out, EmaState(count, avg)
-    return _transformation(lambda params: EmaState(_count0(), _zeros_like(params)), update)
+    return _transformation(init, update)
 
 
 def clip(max_delta):
@@ -239,4 +249,89 @@ def keep_params_nonnegative():
             raise ValueError("keep_params_nonnegative needs the parameters: call "
                              "update(grads, state, params)")
         return tree_map(lambda u, p: fnp.where(p + u < 0, -p, u), updates, params), state
+    return _transformation(lambda params: EmptyState(), update)
+
+
+def _floor_rms(x, least, mean):
+    """max(RMS of x (mean=True) or its norm, least), with derivative 0 (not NaN) below."""
+    def size(v):
+        total = fnp.sum(abs2(v))
+        return fnp.sqrt(total / fnp.size(v) if mean else total)
+    small = size(x) <= least
+    return fnp.where(small, least, size(fnp.where(small, 1.0, x)))
+
+
+def _needs_params(params, who):
+    if params is None:
+        raise ValueError(f"{who} needs the parameters: call update(grads, state, params)")
+
+
+def clip_by_block_rms(threshold):
+    """Each leaf's update scaled down to RMS threshold when its RMS is larger.
+
+        >>> opt = fg.optim.clip_by_block_rms(1.0)
+        >>> opt.update(np.array([3.0, 4.0]), opt.init(np.zeros(2)))[0]    # RMS 5 / sqrt(2)
+        array([0.84852814, 1.13137085])
+    """
+    def clipped(u):
+        return u / fnp.maximum(1.0, fnp.sqrt(fnp.mean(abs2(u))) / threshold)
+    return _transformation(lambda params: EmptyState(), lambda updates, state, params=None: (
+        tree_map(clipped, updates), state))
+
+
+def scale_by_param_block_rms(min_scale=1e-3):
+    """Each leaf's update times the RMS of its parameter (at least min_scale): steps relative
+    to the parameters' scale (Adafactor's).
+
+        >>> opt, params = fg.optim.scale_by_param_block_rms(), np.array([3.0, 4.0])
+        >>> opt.update(np.ones(2), opt.init(params), params)[0]
+        array([3.53553391, 3.53553391])
+    """
+    def update(updates, state, params=None):
+        _needs_params(params, "scale_by_param_block_rms")
+        return tree_map(lambda u, p: u * _floor_rms(p, min_scale, True), updates, params), state
+    return _transformation(lambda params: EmptyState(), update)
+
+
+def scale_by_param_block_norm(min_scale=1e-3):
+    """Each leaf's update times the norm of its parameter (at least min_scale).
+
+        >>> opt, params = fg.optim.scale_by_param_block_norm(), np.array([3.0, 4.0])
+        >>> opt.update(np.ones(2), opt.init(params), params)[0]
+        array([5., 5.])
+    """
+    def update(updates, state, params=None):
+        _needs_params(params, "scale_by_param_block_norm")
+        return tree_map(lambda u, p: u * _floor_rms(p, min_scale, False), updates, params), state
+    return _transformation(lambda params: EmptyState(), update)
+
+
+def centralize():
+    """Gradient centralization (Yong et al. 2020): each leaf of two axes or more minus its
+    mean over all axes but the first; vectors and scalars unchanged.
+
+        >>> opt = fg.optim.centralize()
+        >>> opt.update(np.array([[1.0, 2.0, 3.0], [4.0, 6.0, 8.0]]), opt.init(np.zeros((2, 3))))[0]
+        array([[-1.,  0.,  1.],
+               [-2.,  0.,  2.]])
+    """
+    def centered(u):
+        if fnp.ndim(u) < 2:
+            return u
+        return u - fnp.mean(u, axis=tuple(range(1, fnp.ndim(u))), keepdims=True)
+    return _transformation(lambda params: EmptyState(), lambda updates, state, params=None: (
+        tree_map(centered, updates), state))
+
+
+def normalize_by_update_norm(scale_factor=1.0, eps=1e-6):
+    """updates * scale_factor / (global norm of the updates + eps).
+
+        >>> opt = fg.optim.normalize_by_update_norm(scale_factor=-1.0)
+        >>> opt.update(np.array([3.0, 4.0]), opt.init(np.zeros(2)))[0].round(6)
+        array([-0.6, -0.8])
+    """
+    def update(updates, state, params=None):
+        norm = fnp.sqrt(sum(fnp.sum(abs2(u)) for u in tree_leaves(updates)))
+        factor = scale_factor / (norm + eps)
+        return tree_map(lambda u: u * factor, updates), state
     return _transformation(lambda params: EmptyState(), update)
