@@ -1,9 +1,10 @@
-"""fg.optim's L-BFGS, line searches and Adafactor (optim/lbfgs_scaling.py, linesearch.py,
-factored.py) and the per-leaf wrappers: L-BFGS's directions against the inverse-Hessian
-estimate built as a dense NumPy matrix, its accepted steps against the Wolfe conditions, its
-end point against SciPy's L-BFGS-B, the whole loop compiled as one kernel, fit; Adafactor step
-by step against a NumPy version of Shazeer & Stern's rule; each against optax where installed
-(one update from the same state for L-BFGS, so that rounding is not amplified along the run)."""
+"""fg.optim's L-BFGS, line searches, Polyak's step and Adafactor (optim/lbfgs_scaling.py,
+linesearch.py, factored.py), the per-leaf wrappers, sign SGD and the clipping functions.
+L-BFGS's directions against the inverse-Hessian estimate built as a dense NumPy matrix, its
+accepted steps against the Wolfe conditions, its end point against SciPy's L-BFGS-B, the whole
+loop compiled as one kernel, fit; the others step by step against NumPy versions of their
+published rules; each against optax where installed (L-BFGS: one update from the same state,
+so that rounding is not amplified along the run)."""
 import numpy as np
 import pytest
 import scipy.optimize
@@ -11,7 +12,8 @@ import scipy.optimize
 import funcgrad as fg
 import funcgrad.numpy as fnp
 from funcgrad import optim
-from test_optim import PARAMS, _eager_run, assert_follows_its_rule, scanned_run
+from test_optim import (PARAMS, _eager_run, _float64_optax, assert_follows_its_rule, grads_at,
+                        scanned_run)
 
 
 def rosen(w):
@@ -97,9 +99,8 @@ def _optax_state(optax, theirs, ours, params):
 
 @pytest.mark.parametrize("case", ["zoom-2", "zoom-10", "zoom-options", "backtracking"])
 def test_lbfgs_updates_equal_optax_from_the_same_state(case):
-    optax = pytest.importorskip("optax")
+    optax = _float64_optax()
     import jax
-    jax.config.update("jax_enable_x64", True)
     dim = 2 if case == "zoom-2" else 10
     ours, theirs = {
         "zoom-2": (optim.lbfgs(), optax.lbfgs()), "zoom-10": (optim.lbfgs(), optax.lbfgs()),
@@ -262,9 +263,8 @@ def test_adafactor_compiled_loop_and_the_factored_axes_of_a_3d_leaf():
 
 
 def test_adafactor_agrees_with_optax_where_installed():
-    optax = pytest.importorskip("optax")
+    optax = _float64_optax()
     import jax
-    jax.config.update("jax_enable_x64", True)
     rng = np.random.default_rng(0)
     params = {"w": rng.normal(size=(4, 5)), "b": rng.normal(size=3),
               "t": rng.normal(size=(2, 3, 4))}
@@ -312,8 +312,8 @@ def test_block_wrappers_against_numpy_and_optax():
              for n, x in u.items()}),
     }
     try:
-        import optax
-    except ImportError:
+        optax = _float64_optax()
+    except pytest.skip.Exception:
         optax = None
     for name, (opt, ref) in want.items():
         got, _ = opt.update(u, opt.init(p), p)
@@ -325,7 +325,129 @@ def test_block_wrappers_against_numpy_and_optax():
             out, _ = theirs.update(u, theirs.init(p), p)
             for n in u:
                 np.testing.assert_allclose(got[n], np.asarray(out[n]), rtol=1e-12, err_msg=name)
+    for opt, want in ((optim.set_to_zero(), {n: 0.0 * x for n, x in u.items()}),
+                      (optim.stateless_with_tree_map(lambda g, q: g * q),
+                       {n: u[n] * p[n] for n in u}),
+                      (optim.scale_by_sign(), {n: np.sign(x) for n, x in u.items()})):
+        got, _ = opt.update(u, opt.init(p), p)
+        for n in u:
+            np.testing.assert_array_equal(got[n], want[n])
     assert fg.grad(lambda x: fnp.sum(optim.scale_by_param_block_rms().update(
         np.ones(2), (), x)[0]))(np.zeros(2)).tolist() == [0.0, 0.0]   # not NaN below min_scale
     with pytest.raises(ValueError, match="needs the parameters"):
         optim.scale_by_param_block_norm().update(u, ())
+
+
+# ---- sign and Polyak steps, clipping -----------------------------------------------------------
+
+def ref_signum(lr, beta=None):
+    m = {n: np.zeros_like(v) for n, v in PARAMS.items()}
+
+    def step(g, p, k):
+        out = {}
+        for n in g:
+            m[n] = g[n] if beta is None else beta * m[n] + (1 - beta) * g[n]
+            out[n] = p[n] - lr * np.sign(m[n])
+        return out
+    return step
+
+
+def ref_polyak(scaling=1.0, f_min=0.0, max_lr=1.0, plus=False):
+    """Polyak's step on f(w) = sum_n |w_n - c_n|^2, the (value, gradient) pairs of test below."""
+    def step(w):
+        g = {n: 2 * (w[n] - TARGET[n]) for n in w}
+        gap = sum(np.sum((w[n] - TARGET[n]) ** 2) for n in w) - f_min
+        gap = max(gap, 0.0) if plus else gap
+        # (optax's composition: the Polyak step of the direction -scaling * g)
+        eta = min(gap / sum(np.sum((scaling * x) ** 2) for x in g.values()), max_lr)
+        return {n: w[n] - eta * scaling * g[n] for n in w}
+    return step
+
+
+TARGET = {n: 0.5 * v + 0.3 for n, v in PARAMS.items()}
+
+
+def _quadratic(w):
+    return sum(fnp.sum((w[n] - TARGET[n]) ** 2) for n in sorted(w))
+
+
+@pytest.mark.parametrize("name", ["sign_sgd", "signum"])
+def test_sign_sgd_and_signum_step_by_step(name):
+    make = {"sign_sgd": lambda: optim.sign_sgd(0.01), "signum": lambda: optim.signum(0.01)}[name]
+    assert_follows_its_rule(name, make, lambda: ref_signum(0.01, None if name == "sign_sgd"
+                                                           else 0.9))
+    optax = _float64_optax()
+    theirs, (ours, _) = getattr(optax, name)(0.01), _eager_run(make())
+    params, state = PARAMS, theirs.init(PARAMS)
+    for k in range(len(ours)):
+        updates, state = theirs.update(grads_at(k), state, params)
+        params = optax.apply_updates(params, updates)
+    for n in PARAMS:
+        np.testing.assert_allclose(ours[-1][n], np.asarray(params[n]), rtol=1e-13)
+
+
+@pytest.mark.parametrize("kw", [{}, {"scaling": 0.5, "f_min": 0.1, "max_learning_rate": 0.3,
+                                    "variant": "sps+"}])
+def test_polyak_sgd_step_by_step_and_in_fit(kw):
+    opt = optim.polyak_sgd(**kw)
+    ref = ref_polyak(kw.get("scaling", 1.0), kw.get("f_min", 0.0),
+                     kw.get("max_learning_rate", 1.0), "variant" in kw)
+    w, want, state = PARAMS, PARAMS, opt.init(PARAMS)
+    for k in range(6):
+        value, grad = fg.value_and_grad(_quadratic)(w)
+        updates, state = opt.update(grad, state, w, value=value)
+        w, want = optim.apply_updates(w, updates), ref(want)
+        for n in w:
+            np.testing.assert_allclose(w[n], want[n], rtol=1e-12, err_msg=f"step {k}")
+    if not kw:
+        res = optim.fit(_quadratic, PARAMS, opt, steps=6)     # fit passes value= itself
+        for n in w:
+            np.testing.assert_allclose(res.params[n], w[n], rtol=1e-12)
+    optax = _float64_optax()
+    import jax
+    theirs, p = optax.polyak_sgd(**kw), PARAMS
+    s = theirs.init(p)
+    for _ in range(6):
+        value, grad = jax.value_and_grad(
+            lambda q: sum(jax.numpy.sum((q[n] - TARGET[n]) ** 2) for n in sorted(q)))(p)
+        updates, s = theirs.update(grad, s, p, value=value)
+        p = optax.apply_updates(p, updates)
+    for n in w:
+        np.testing.assert_allclose(w[n], np.asarray(p[n]), rtol=1e-12)
+
+
+def test_adaptive_and_per_example_clipping_against_numpy_and_optax():
+    rng = np.random.default_rng(5)
+    p = {"k": rng.normal(size=(3, 4)), "c": rng.normal(size=(2, 2, 3, 4)), "v": rng.normal(size=4)}
+    u = {n: rng.normal(size=x.shape) * np.array([0.01, 10.0, 0.5, 3.0]) for n, x in p.items()}
+    got, _ = optim.adaptive_grad_clip(0.2).update(u, (), p)
+    for n, axes in (("k", (0,)), ("c", (0, 1, 2)), ("v", None)):
+        un = np.sqrt(np.sum(u[n] ** 2, axis=axes, keepdims=True))
+        most = 0.2 * np.maximum(np.sqrt(np.sum(p[n] ** 2, axis=axes, keepdims=True)), 1e-3)
+        np.testing.assert_allclose(got[n], np.where(un < most, u[n], u[n] * most / un),
+                                   rtol=1e-14, err_msg=n)
+    per = {"a": rng.normal(size=(5, 3)), "b": rng.normal(size=(5, 2, 2)) * 3}
+    norms = np.sqrt(np.sum(per["a"] ** 2, axis=1) + np.sum(per["b"] ** 2, axis=(1, 2)))
+    factor = np.minimum(1.0, 2.0 / norms)
+    sums, clipped = optim.per_example_global_norm_clip(per, 2.0)
+    np.testing.assert_allclose(sums["a"], factor @ per["a"], rtol=1e-14)
+    np.testing.assert_allclose(sums["b"], np.tensordot(factor, per["b"], axes=1), rtol=1e-14)
+    assert int(clipped) == int(np.sum(norms > 2.0)) > 0
+    layer, counts = optim.per_example_layer_norm_clip(per, 2.0, uniform=False)
+    bound_b = 2.0 * np.sqrt(4 / 7)
+    nb = np.sqrt(np.sum(per["b"] ** 2, axis=(1, 2)))
+    np.testing.assert_allclose(layer["b"], np.tensordot(np.minimum(1, bound_b / nb), per["b"],
+                                                        axes=1), rtol=1e-14)
+    assert int(counts["b"]) == int(np.sum(nb > bound_b))
+    with pytest.raises(ValueError, match="per-example"):
+        optim.per_example_global_norm_clip({"a": np.ones(3), "b": np.ones((2, 3))}, 1.0)
+    optax = _float64_optax()
+    theirs, _ = optax.adaptive_grad_clip(0.2).update(u, optax.EmptyState(), p)
+    t_sums, t_clipped = optax.per_example_global_norm_clip(per, 2.0)
+    t_layer, _ = optax.per_example_layer_norm_clip(per, 2.0, uniform=False)
+    for n in u:
+        np.testing.assert_allclose(got[n], np.asarray(theirs[n]), rtol=1e-12)
+    for n in per:
+        np.testing.assert_allclose(sums[n], np.asarray(t_sums[n]), rtol=1e-12)
+        np.testing.assert_allclose(layer[n], np.asarray(t_layer[n]), rtol=1e-12)
+    assert int(t_clipped) == int(clipped)

@@ -18,14 +18,14 @@ from ..tree_util import tree_flatten, tree_map, tree_unflatten
 from .updates import (EmptyState, ScaleByAdamState, _bias_corrected, _count0, _full_like,
                       _moment, _transformation, _zeros_like, add_decayed_weights, chain,
                       inject_hyperparams, scale, scale_by_adam, scale_by_learning_rate, trace)
-from .wrappers import masked
+from .wrappers import ema, masked, scale_by_sign
 
 __all__ = ["scale_by_nadam", "scale_by_adamax", "scale_by_radam", "scale_by_amsgrad",
            "scale_by_belief", "scale_by_yogi", "scale_by_novograd", "scale_by_trust_ratio",
            "scale_by_adadelta", "scale_by_rprop", "scale_by_optimistic_gradient", "add_noise",
            "nadam", "nadamw", "adamax", "adamaxw", "radam", "amsgrad", "adabelief", "yogi",
            "novograd", "lamb", "lars", "fromage", "adadelta", "rprop", "noisy_sgd",
-           "optimistic_gradient_descent"]
+           "optimistic_gradient_descent", "sign_sgd", "signum"]
 
 
 class ScaleByAmsgradState(NamedTuple):
@@ -413,6 +413,15 @@ def _optimistic_gradient_descent(learning_rate, alpha=1.0, beta=1.0):
     return chain(scale_by_optimistic_gradient(alpha, beta), scale_by_learning_rate(learning_rate))
 
 
+def _sign_sgd(learning_rate):
+    return chain(scale_by_sign(), scale_by_learning_rate(learning_rate))
+
+
+def _signum(learning_rate, beta=0.9, accumulator_dtype=None):
+    return chain(ema(beta, debias=False, accumulator_dtype=accumulator_dtype), scale_by_sign(),
+                 scale_by_learning_rate(learning_rate))
+
+
 def _named(factory, static=(), doc="", example=""):
     def make(*args, **kwargs):
         return inject_hyperparams(factory, static)(**_bound(factory, args, kwargs))
@@ -459,3 +468,7 @@ noisy_sgd = _named(_noisy_sgd, ("key",), "SGD with annealed Gaussian gradient no
 optimistic_gradient_descent = _named(
     _optimistic_gradient_descent, doc="Optimistic gradient descent (Daskalakis et al. 2018), "
     "for min-max games.", example="0.1")
+sign_sgd = _named(_sign_sgd, doc="signSGD (Bernstein et al. 2018): steps of lr times the "
+                  "sign of each gradient entry.", example="0.1")
+signum = _named(_signum, ("accumulator_dtype",), "Signum (Bernstein et al. 2018): signSGD on "
+                "a momentum (an EMA of the gradients, kept in accumulator_dtype).", "0.1")

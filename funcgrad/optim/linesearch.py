@@ -2,7 +2,8 @@
 scales the incoming direction by a step size it finds by evaluating the objective along it.
 scale_by_zoom_linesearch meets the strong Wolfe conditions (Nocedal & Wright, Numerical
 Optimization, Algorithms 3.5 and 3.6, with Hager & Zhang's approximate Wolfe condition for
-flat objectives); scale_by_backtracking_linesearch meets Armijo's sufficient decrease.
+flat objectives); scale_by_backtracking_linesearch meets Armijo's sufficient decrease;
+scale_by_polyak (polyak_sgd) takes Polyak's step from the value alone.
 
 Their update takes value= and grad= (the objective and its gradient at params) and value_fn=
 (the objective) as keywords: they are GradientTransformationExtraArgs, and chain passes the
@@ -22,11 +23,13 @@ from ..api.gradients import value_and_grad
 from ..higher_order import cond, while_loop
 from ..tracer import Traced
 from ..tree_util import tree_leaves, tree_map
-from .updates import GradientTransformationExtraArgs, _cast_like, _zeros_like
+from .updates import (EmptyState, GradientTransformationExtraArgs, _cast_like, _zeros_like, chain,
+                      sgd)
 
 __all__ = ["ZoomLinesearchInfo", "ScaleByZoomLinesearchState", "BacktrackingLinesearchInfo",
            "ScaleByBacktrackingLinesearchState", "scale_by_zoom_linesearch",
-           "scale_by_backtracking_linesearch", "value_and_grad_from_state"]
+           "scale_by_backtracking_linesearch", "value_and_grad_from_state", "scale_by_polyak",
+           "polyak_sgd"]
 
 
 class ZoomLinesearchInfo(NamedTuple):
@@ -384,3 +387,45 @@ def value_and_grad_from_state(value_fn):
             return _cast_like((v, g), (value, grad))
         return cond(fnp.isfinite(value), lambda p: (value, grad), fresh, params)
     return fn
+
+
+def scale_by_polyak(f_min=0.0, max_learning_rate=1.0, eps=0.0, variant="sps"):
+    """The updates times Polyak's step size min((f(w) - f_min) / (||g||^2 + eps),
+    max_learning_rate) (Loizou et al. 2021's stochastic Polyak step; variant "sps+" takes
+    max(f(w) - f_min, 0)); 0 where ||g||^2 + eps is below float64's epsilon. Its update
+    takes value= (f at params).
+
+        >>> opt = fg.optim.scale_by_polyak(max_learning_rate=10.0)
+        >>> opt.update(np.array([2.0, 0.0]), opt.init(np.zeros(2)), value=2.0)[0]   # 2 / 4
+        array([1., 0.])
+    """
+    if variant not in ("sps", "sps+"):
+        raise ValueError(f"scale_by_polyak: variant must be 'sps' or 'sps+', got {variant!r}")
+
+    def update(updates, state, params=None, *, value=None, **extra_args):
+        if value is None:
+            raise TypeError("scale_by_polyak.update needs value= (the objective at params)")
+        squares = _f64(_vdot(updates, updates))
+        gap = _f64(value) - f_min
+        if variant == "sps+":
+            gap = fnp.maximum(gap, 0.0)
+        tiny = squares + eps <= np.finfo(np.float64).eps
+        step = fnp.where(tiny, 0.0, fnp.minimum(_safe_div(gap, squares + eps), max_learning_rate))
+        return _cast_like(tree_map(lambda u: step * u, updates), updates), state
+    return GradientTransformationExtraArgs(lambda params: EmptyState(), update)
+
+
+def polyak_sgd(max_learning_rate=1.0, scaling=1.0, f_min=0.0, eps=0.0, variant="sps"):
+    """SGD with Polyak's step size (Loizou et al. 2021): w -= eta * scaling * g with
+    eta = min((f(w) - f_min) / ||scaling * g||^2, max_learning_rate) (optax's composition:
+    scale_by_polyak after sgd(scaling)), for objectives whose minimum f_min is known (0 for
+    interpolating models). Its update takes value=; fg.optim.fit supplies it.
+
+        >>> f = lambda w: fnp.sum(w ** 2)
+        >>> opt, w = fg.optim.polyak_sgd(), np.array([1.0, 2.0])
+        >>> updates, state = opt.update(fg.grad(f)(w), opt.init(w), w, value=f(w))
+        >>> fg.optim.apply_updates(w, updates)                    # step 5 / 20 = 0.25
+        array([0.5, 1. ])
+    """
+    return chain(sgd(learning_rate=scaling),
+                 scale_by_polyak(f_min, max_learning_rate, eps, variant))

@@ -1,7 +1,8 @@
 """Transformations that wrap others or act on every update (optax's names): masked,
 multi_transform, MultiSteps (gradient accumulation), apply_if_finite, ema, clip, zero_nans,
 keep_params_nonnegative, and the per-leaf ("block") ones: clip_by_block_rms,
-scale_by_param_block_rms, scale_by_param_block_norm, centralize, normalize_by_update_norm.
+scale_by_param_block_rms, scale_by_param_block_norm, centralize, normalize_by_update_norm; and
+scale_by_sign, set_to_zero, stateless, stateless_with_tree_map.
 
 Each works on traced values too (its choices are fnp.where, not Python branches), so the
 wrapped optimizers still compile into one training-loop kernel.
@@ -19,7 +20,8 @@ from .updates import EmptyState, GradientTransformation, _count0, _transformatio
 
 __all__ = ["masked", "multi_transform", "MultiSteps", "apply_if_finite", "ema", "clip",
            "zero_nans", "keep_params_nonnegative", "clip_by_block_rms", "scale_by_param_block_rms",
-           "scale_by_param_block_norm", "centralize", "normalize_by_update_norm"]
+           "scale_by_param_block_norm", "centralize", "normalize_by_update_norm", "scale_by_sign",
+           "set_to_zero", "stateless", "stateless_with_tree_map"]
 
 
 class MaskedState(NamedTuple):
@@ -335,3 +337,50 @@ def normalize_by_update_norm(scale_factor=1.0, eps=1e-6):
         factor = scale_factor / (norm + eps)
         return tree_map(lambda u: u * factor, updates), state
     return _transformation(lambda params: EmptyState(), update)
+
+
+def scale_by_sign():
+    """The sign of each update entry (signSGD's direction, Bernstein et al. 2018).
+
+        >>> opt = fg.optim.scale_by_sign()
+        >>> opt.update(np.array([0.3, -2.0, 0.0]), opt.init(np.zeros(3)))[0]
+        array([ 1., -1.,  0.])
+    """
+    return stateless_with_tree_map(lambda u, p: fnp.sign(u))
+
+
+def set_to_zero():
+    """Zero updates (frozen parameters, e.g. a label of multi_transform).
+
+        >>> opt = fg.optim.set_to_zero()
+        >>> opt.update(np.array([0.3, -2.0]), opt.init(np.zeros(2)))[0]
+        array([0., 0.])
+    """
+    return stateless_with_tree_map(lambda u, p: fnp.zeros_like(u))
+
+
+def stateless(f):
+    """A transformation without state from f(updates, params) -> updates (params may be
+    None).
+
+        >>> opt = fg.optim.stateless(lambda u, p: fg.tree_util.tree_map(lambda x: 2 * x, u))
+        >>> opt.update({"w": np.ones(2)}, opt.init({"w": np.ones(2)}))[0]
+        {'w': array([2., 2.])}
+    """
+    return _transformation(lambda params: EmptyState(),
+                           lambda updates, state, params=None: (f(updates, params), EmptyState()))
+
+
+def stateless_with_tree_map(f):
+    """A transformation without state from f(update, param) -> update applied leaf by leaf
+    (param None where update is called without params).
+
+        >>> opt = fg.optim.stateless_with_tree_map(lambda u, p: u - p)
+        >>> opt.update(np.ones(2), opt.init(np.zeros(2)), np.array([0.5, 2.0]))[0]
+        array([ 0.5, -1. ])
+    """
+    def each(updates, params):
+        if params is None:
+            return tree_map(lambda u: f(u, None), updates)
+        return tree_map(f, updates, params)
+    return stateless(each)
