@@ -191,6 +191,59 @@ def test_line_searches_alone():
         optim.value_and_grad_from_state(f)(w, state=optim.adam(0.1).init(w))
 
 
+LINE_CASES = {   # objective (on fnp or jax.numpy), start, direction (None: -gradient)
+    "leaves-the-domain": (lambda w, m: -m.sum(m.log(w)) + m.sum(w), np.array([0.5, 2.0]),
+                          np.array([10.0, -10.0])),
+    "flat-quartic": (lambda w, m: m.sum((w - 1.0) ** 4), np.array([0.0, 3.0]), None),
+}
+LINE_SEARCHES = [
+    ("scale_by_zoom_linesearch", {"max_linesearch_steps": 20}),
+    ("scale_by_zoom_linesearch", {"max_linesearch_steps": 3}),
+    ("scale_by_zoom_linesearch", {"max_linesearch_steps": 10, "max_learning_rate": 0.5,
+                                  "initial_guess_strategy": "one"}),
+    ("scale_by_zoom_linesearch", {"max_linesearch_steps": 10, "curv_rtol": 0.01,
+                                  "approx_dec_rtol": None}),
+    ("scale_by_backtracking_linesearch", {"max_backtracking_steps": 20}),
+    ("scale_by_backtracking_linesearch", {"max_backtracking_steps": 3, "store_grad": True}),
+]
+
+
+@pytest.mark.filterwarnings("ignore:invalid value encountered in log")
+@pytest.mark.parametrize("case", sorted(LINE_CASES))
+def test_line_searches_meet_their_conditions_or_fall_back_and_equal_optax(case):
+    f, w, d = LINE_CASES[case]
+    fn = lambda x: f(x, fnp)                                         # noqa: E731
+    value, grad = fg.value_and_grad(fn)(w)
+    d = -grad if d is None else d
+    results = []
+    for name, kw in LINE_SEARCHES:
+        ls = getattr(optim, name)(**kw)
+        u, s = ls.update(d, ls.init(w), w, value=value, grad=grad, value_fn=fn)
+        eta = float(s.learning_rate)
+        np.testing.assert_allclose(u, eta * d, rtol=1e-15)
+        f1 = f(w + u, np)
+        slope0 = d @ grad
+        if float(s.info.decrease_error) == 0.0:
+            c1 = 1e-4
+            assert f1 <= value + c1 * eta * slope0 or (
+                "approx_dec_rtol" not in kw and f1 <= value + 1e-6 * abs(value)
+                and d @ fg.grad(fn)(w + u) <= (2 * c1 - 1) * slope0), (name, kw)
+        else:                                # no decrease found: no step, or a finite one
+            assert eta == 0.0 or np.isfinite(f1), (name, kw)
+        if name == "scale_by_zoom_linesearch" and float(s.info.curvature_error) == 0.0:
+            assert abs(d @ fg.grad(fn)(w + u)) <= kw.get("curv_rtol", 0.9) * abs(slope0)
+        results.append((np.asarray(u), eta, int(s.info.num_linesearch_steps)))
+    assert len({r[1] for r in results}) > 2                   # the options matter here
+    optax = _float64_optax()
+    import jax
+    fj = lambda x: f(x, jax.numpy)                                   # noqa: E731
+    for (name, kw), (u, eta, count) in zip(LINE_SEARCHES, results):
+        ls = getattr(optax, name)(**kw)
+        want, s = ls.update(d, ls.init(w), w, value=value, grad=grad, value_fn=fj)
+        np.testing.assert_allclose(u, np.asarray(want), rtol=1e-12, atol=1e-15, err_msg=name)
+        assert count == int(s.info.num_linesearch_steps), (name, kw)
+
+
 # ---- Adafactor ---------------------------------------------------------------------------------
 
 def ref_adafactor(lr=None, clip=1.0, param_scale=True, momentum=None, wd=None, factored=True,
