@@ -168,7 +168,7 @@ def test_lbfgs_on_a_pytree_equals_the_flat_run_and_fit_supplies_the_objective():
                                rtol=1e-9)
 
 
-def test_line_searches_alone():
+def test_line_searches_alone(capsys):
     f = lambda w: fnp.sum((w - 3.0) ** 2)                           # noqa: E731
     w, g = np.zeros(2), np.array([-6.0, -6.0])
     zoom = optim.scale_by_zoom_linesearch(10)
@@ -189,6 +189,13 @@ def test_line_searches_alone():
         optim.lbfgs().update(g, optim.lbfgs().init(w), w)
     with pytest.raises(ValueError, match="one of each"):
         optim.value_and_grad_from_state(f)(w, state=optim.adam(0.1).init(w))
+    for ls, fails in ((optim.scale_by_zoom_linesearch(1, verbose=True), True),  # eta 1 only
+                      (optim.scale_by_zoom_linesearch(2, verbose=True), False),
+                      (optim.scale_by_backtracking_linesearch(1, verbose=True), True)):
+        u, s = ls.update(-4 * g, ls.init(w), w, value=18.0, grad=g, value_fn=f)
+        out = capsys.readouterr().out
+        assert out.count("no step size met the conditions") == fails, out
+        assert (float(s.info.decrease_error) > 0) == fails
 
 
 LINE_CASES = {   # objective (on fnp or jax.numpy), start, direction (None: -gradient)

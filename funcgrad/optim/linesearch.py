@@ -20,6 +20,7 @@ import numpy as np
 
 from .. import numpy as fnp
 from ..api.gradients import value_and_grad
+from ..debug import callback
 from ..higher_order import cond, while_loop
 from ..tracer import Traced
 from ..tree_util import tree_leaves, tree_map
@@ -147,6 +148,18 @@ def _needs(value, grad, value_fn, who):
                         "value=f(params), grad=grad f(params), value_fn=f)")
 
 
+def _report(who, failed, **values):
+    """verbose=True: a line when the search ends without a step meeting its conditions (at
+    run time, inside compiled loops too)."""
+    names = list(values)
+
+    def show(failed, *numbers):
+        if failed:
+            print(f"{who}: no step size met the conditions; took " + ", ".join(
+                f"{k.replace('_', ' ')} {float(x):.6g}" for k, x in zip(names, numbers)))
+    callback(show, failed, *values.values())
+
+
 def _cubic_min(a, fa, da, b, fb, c, fc):
     """The local minimum of the cubic through (a, fa) with slope da there, (b, fb) and
     (c, fc), and whether it exists."""
@@ -188,7 +201,7 @@ def _pick(flag, a, b):
 def scale_by_zoom_linesearch(max_linesearch_steps, max_learning_rate=None, tol=0.0,
                              increase_factor=2.0, slope_rtol=1e-4, curv_rtol=0.9,
                              approx_dec_rtol=1e-6, stepsize_precision=1e-5,
-                             initial_guess_strategy="keep"):
+                             initial_guess_strategy="keep", verbose=False):
     """The direction u times a step size eta meeting the strong Wolfe conditions along it:
     f(w + eta u) <= f(w) + slope_rtol eta <grad f(w), u> + tol (sufficient decrease) and
     |<grad f(w + eta u), u>| <= curv_rtol |<grad f(w), u>| + tol (small curvature).
@@ -198,9 +211,10 @@ def scale_by_zoom_linesearch(max_linesearch_steps, max_learning_rate=None, tol=0
     within approx_dec_rtol |f(w)| of f(w) the decrease condition may be met by Hager & Zhang's
     approximate one instead, <grad f(w + eta u), u> <= (2 slope_rtol - 1) <grad f(w), u>
     (None: never). After max_linesearch_steps evaluations, or once the bracket is narrower than
-    stepsize_precision, it takes the best step meeting the decrease condition found (if any).
-    update(updates, state, params, *, value, grad, value_fn, **extra_args): value and grad
-    at params, value_fn the objective (extra keywords are passed to it).
+    stepsize_precision, it takes the best step meeting the decrease condition found (if any);
+    verbose=True prints a line then. update(updates, state, params, *, value, grad,
+    value_fn, **extra_args): value and grad at params, value_fn the objective (extra keywords
+    are passed to it).
 
         >>> f = lambda w: fnp.sum((w - 3.0) ** 2)
         >>> ls, w = fg.optim.scale_by_zoom_linesearch(10), np.zeros(2)
@@ -275,6 +289,10 @@ def scale_by_zoom_linesearch(max_linesearch_steps, max_learning_rate=None, tol=0
             return _Search(c.count + 1, eta, f, g, d, dec, curv, bracketed, done, failed, *lo,
                            *hi, *ref, safe, f_safe, g_safe)
         end = while_loop(lambda c: ~(c.done | c.failed), step, start)
+        if verbose:
+            _report("scale_by_zoom_linesearch", end.failed, step_size=end.stepsize,
+                    decrease_error=end.decrease_error, curvature_error=end.curvature_error,
+                    slope=d0)
         new = ScaleByZoomLinesearchState(end.stepsize, end.value, end.grad, ZoomLinesearchInfo(
             end.count, end.decrease_error, end.curvature_error))
         return _cast_like(tree_map(lambda u: end.stepsize * u, updates), updates), \
@@ -285,15 +303,15 @@ def scale_by_zoom_linesearch(max_linesearch_steps, max_learning_rate=None, tol=0
 def scale_by_backtracking_linesearch(max_backtracking_steps, slope_rtol=1e-4,
                                      decrease_factor=0.8, increase_factor=1.5,
                                      max_learning_rate=1.0, atol=0.0, rtol=0.0,
-                                     store_grad=False):
+                                     store_grad=False, verbose=False):
     """The direction u times a step size eta meeting Armijo's sufficient decrease condition,
     f(w + eta u) <= (1 + rtol) f(w) + slope_rtol eta <grad f(w), u> + atol: from
     min(increase_factor * the last step size, max_learning_rate), eta shrinks by
     decrease_factor until it holds, for at most max_backtracking_steps shrinks (eta = 0 if
     f is then still infinite or NaN). store_grad=True keeps the gradient at the new point in
     the state too (for value_and_grad_from_state; one more gradient evaluation).
-    update(updates, state, params, *, value, grad, value_fn, **extra_args), as
-    scale_by_zoom_linesearch's.
+    verbose=True prints a line when no step met the condition. update(updates, state, params,
+    *, value, grad, value_fn, **extra_args), as scale_by_zoom_linesearch's.
 
         >>> f = lambda w: fnp.sum((w - 3.0) ** 2)
         >>> ls, w = fg.optim.scale_by_backtracking_linesearch(20), np.zeros(2)
@@ -329,6 +347,9 @@ def scale_by_backtracking_linesearch(max_backtracking_steps, slope_rtol=1e-4,
         g = value_and_grad(objective)(_add_scaled(params, eta, updates))[1] if store_grad \
             else None
         eta = fnp.where(fnp.isinf(err), 0.0, eta)
+        if verbose:
+            _report("scale_by_backtracking_linesearch", err > atol, step_size=eta,
+                    decrease_error=err, slope=d0)
         new = ScaleByBacktrackingLinesearchState(eta, f, g, BacktrackingLinesearchInfo(count, err))
         return _cast_like(tree_map(lambda u: eta * u, updates), updates), _cast_like(new, state)
     return GradientTransformationExtraArgs(init, update)
