@@ -89,6 +89,16 @@ def test_lbfgs_directions_wolfe_steps_and_end_point_on_rosenbrock(dim, steps):
     assert rosen_np(ws[-1]) < 1e-18
 
 
+def test_lbfgs_on_complex_parameters():
+    """A real quadratic form in complex z: inner products are Re <a, b>, so L-BFGS is BFGS on
+    (Re z, Im z) and ends at the minimum c."""
+    c, A = np.array([1 + 2j, -0.5 + 1j, 3j]), np.array([[2, 0.5, 0], [0.5, 1, 0.2], [0, 0.2, 3]])
+    f = lambda z: fnp.real(fnp.sum(fnp.conj(z - c) * (A @ (z - c))))  # noqa: E731
+    trail = lbfgs_run(optim.lbfgs(), np.zeros(3, complex), 12, f)
+    np.testing.assert_allclose(trail[-1][0], c, atol=1e-10)
+    assert all(float(st[2].info.decrease_error) == 0.0 for _, st, _ in trail[1:])
+
+
 def _optax_state(optax, theirs, ours, params):
     """Our state's leaves in optax's state structure (the same fields in the same order)."""
     import jax
