@@ -521,3 +521,64 @@ def test_adaptive_and_per_example_clipping_against_numpy_and_optax():
         np.testing.assert_allclose(sums[n], np.asarray(t_sums[n]), rtol=1e-12)
         np.testing.assert_allclose(layer[n], np.asarray(t_layer[n]), rtol=1e-12)
     assert int(t_clipped) == int(clipped)
+
+
+# ---- step-conditional wrappers -----------------------------------------------------------------
+
+def ref_every_third_doubled_on_even_steps():
+    acc = {}
+
+    def step(g, p, k):
+        if k % 3 == 0:
+            acc.clear()
+        for n in g:
+            acc[n] = acc.get(n, 0.0) + g[n] * (2.0 if k % 2 == 0 else 1.0)
+        return {n: p[n] - 0.1 * acc[n] if k % 3 == 2 else p[n] for n in g}
+    return step
+
+
+def ref_adam_from_step_4():
+    from test_optim import ref_adam
+    adam = ref_adam(0.01)
+    return lambda g, p, k: p if k < 4 else adam(g, p, k - 4)
+
+
+STEPWISE = {
+    "apply_every-conditionally_transform": (
+        lambda: optim.chain(optim.conditionally_transform(optim.scale(2.0), lambda s: s % 2 == 0),
+                            optim.apply_every(3), optim.scale(-0.1)),
+        ref_every_third_doubled_on_even_steps,
+        lambda o: o.chain(o.conditionally_transform(o.scale(2.0), lambda s: s % 2 == 0),
+                          o.apply_every(3), o.scale(-0.1))),
+    "conditionally_mask": (
+        lambda: optim.conditionally_mask(optim.adam(0.01), lambda s: s >= 4),
+        ref_adam_from_step_4, lambda o: o.conditionally_mask(o.adam(0.01), lambda s: s >= 4)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(STEPWISE))
+def test_step_conditional_wrappers_step_by_step_compiled_and_against_optax(name):
+    make, make_ref, theirs = STEPWISE[name]
+    assert_follows_its_rule(name, make, make_ref)
+    want, _ = _eager_run(make())
+    if name == "conditionally_mask":                 # (one compiled loop is enough)
+        got, _ = scanned_run(make())
+        for n in PARAMS:
+            np.testing.assert_allclose(got[n], want[-1][n], rtol=1e-13)
+    optax = _float64_optax()
+    opt = theirs(optax)
+    params, state = PARAMS, opt.init(PARAMS)
+    for k in range(len(want)):
+        updates, state = opt.update(grads_at(k), state, params)
+        params = optax.apply_updates(params, updates)
+        for n in PARAMS:
+            np.testing.assert_allclose(want[k][n], np.asarray(params[n]), rtol=1e-12)
+
+
+def test_incremental_and_periodic_updates():
+    new, old = {"a": np.ones(3), "b": np.full(2, 4.0)}, {"a": np.zeros(3), "b": np.ones(2)}
+    got = optim.incremental_update(new, old, 0.25)
+    np.testing.assert_allclose(got["b"], 0.25 * 4.0 + 0.75)
+    for step in range(4):
+        kept = optim.periodic_update(new, old, np.int32(step), 2)
+        np.testing.assert_array_equal(kept["a"], new["a"] if step % 2 == 0 else old["a"])

@@ -12,20 +12,21 @@ whole training loops compiled as one kernel (`fit`).
     (2.0, 1.0)
 
 See updates.py (transformations and the named optimizers), adaptive.py and factored.py (more
-of them, Adafactor), wrappers.py and clipping.py, lbfgs_scaling.py and linesearch.py (L-BFGS,
-the line searches and Polyak's step: their update also takes value=, grad=, value_fn=),
-schedules.py, training.py and losses.py (fg.optim.losses: optax's loss functions).
+of them, Adafactor), wrappers.py, clipping.py and stepwise.py, lbfgs_scaling.py and
+linesearch.py (L-BFGS, the line searches and Polyak's step: their update also takes value=,
+grad=, value_fn=), schedules.py, training.py and losses.py (optax's loss functions).
 """
 from .schedules import (constant_schedule, cosine_decay_schedule, exponential_decay,
                         join_schedules, linear_schedule, piecewise_constant_schedule,
                         polynomial_schedule, warmup_cosine_decay_schedule)
 from . import (adaptive, clipping, factored, lbfgs_scaling, linesearch, losses,  # noqa: F401
-               wrappers)
+               stepwise, wrappers)
 from .adaptive import *  # noqa: F401,F403  (adaptive.__all__: more named optimizers)
 from .wrappers import *  # noqa: F401,F403  (wrappers.__all__: masked, MultiSteps, ...)
 from .lbfgs_scaling import *  # noqa: F401,F403  (lbfgs, scale_by_lbfgs)
 from .factored import *  # noqa: F401,F403  (adafactor, scale_by_factored_rms)
 from .clipping import *  # noqa: F401,F403  (adaptive_grad_clip, per-example clipping)
+from .stepwise import *  # noqa: F401,F403  (apply_every, conditionally_transform, ...)
 from .linesearch import *  # noqa: F401,F403  (the line searches, value_and_grad_from_state)
 from .training import FitResult, batch_indices, fit
 from .updates import (GradientTransformation, GradientTransformationExtraArgs,
@@ -44,4 +45,5 @@ __all__ = ["fit", "FitResult", "batch_indices", "GradientTransformation",
            "cosine_decay_schedule", "exponential_decay", "join_schedules", "linear_schedule",
            "piecewise_constant_schedule", "polynomial_schedule", "warmup_cosine_decay_schedule",
            "losses", *adaptive.__all__, *wrappers.__all__, *lbfgs_scaling.__all__,
-           *linesearch.__all__, *factored.__all__, *clipping.__all__]
+           *linesearch.__all__, *factored.__all__, *clipping.__all__,
+           *stepwise.__all__]
