@@ -14,7 +14,7 @@ import functools
 import numpy as np
 
 from .. import numpy as fnp
-from .._errors import FuncgradError, user_frame, warn_at
+from .._errors import FuncgradError, user_frame, warn_at, where
 from ..api.jit import jit
 from ..flatten_util import float_leaves, ravel_pytree
 from ..ir import Traced
@@ -65,7 +65,9 @@ def odeint(func, y0, t, *args, rtol=1.4e-8, atol=1.4e-8, method="dopri5", max_st
     `max_step` bounds every step (SciPy's max_step; hmax of scipy.integrate.odeint).
 
     Failure is never silent: the solver stops after `max_steps` steps in all, or when the
-    step size falls below 10 eps |t| (a stiff problem for an explicit method); called
+    step size falls below 10 eps |t| (a stiff problem for an explicit method), or when func
+    gives NaN or inf at the start or at every step size tried (a trial step into a region
+    where func is not finite is rejected and the step shrunk, as for a large error); called
     directly, odeint raises ODEError, and under a transform the outputs it did not reach are
     NaN, and so are their derivatives. rtol and atol must be non-negative numbers (else
     ValueError); an rtol below 100 eps is raised to that with a warning (solve_ivp's rule).
@@ -143,7 +145,7 @@ def odeint(func, y0, t, *args, rtol=1.4e-8, atol=1.4e-8, method="dopri5", max_st
                                           float(first), float(hmax))
         status = int(status)
         if status and not full_output:
-            raise ODEError(f"odeint: {solvers.MESSAGES[status]} (t reached "
+            raise ODEError(f"odeint{where(user_frame())}: {solvers.MESSAGES[status]} (t reached "
                            f"{_reached(t, ys)}, of {t[-1]!r}; {int(steps)} steps). "
                            f"{_advice(status, method)}")
     out = _unravel_rows(ys, y0, unravel)
@@ -222,4 +224,9 @@ def _advice(status, method):
              "apart, as in chemical kinetics), use method='rosenbrock23'")
     if status == 1:
         return f"Raise max_steps, loosen rtol/atol, or check func for a blow-up{stiff}."
+    if status == 3:
+        return ("fg.debug_nans(func)(y, t, *args) names the operation that makes the first "
+                "NaN or inf; a domain error (sqrt or log of a negative value, a division by "
+                "zero) is the usual cause: check y0 and args, or rewrite func so that it is "
+                "finite where trial steps may go (fnp.maximum(y, 0.0) under a sqrt).")
     return f"Check func for a singularity near there{stiff}."

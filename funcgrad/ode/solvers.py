@@ -24,7 +24,8 @@ __all__ = ["adaptive", "explicit", "rosenbrock23", "fixed", "MESSAGES"]
 
 MESSAGES = {0: "integration successful",
             1: "max_steps steps taken before the last output time",
-            2: "step size underflow: the problem may be stiff, or have a singularity"}
+            2: "step size underflow: the problem may be stiff, or have a singularity",
+            3: "func returned NaN or inf, at the start or at every step size tried"}
 _EPS = float(np.finfo(np.float64).eps)
 
 
@@ -123,7 +124,7 @@ def adaptive(fy, y0, ts, rtol, atol, stepper, max_steps, first_step=None, max_st
     # coefficients q_j: y(start + theta size) = y + size sum_j theta^j q_j), counts, status.
     # (Vectors only, no matrix products: a small state becomes scalars, transforms/scalarize.py)
     init = (t0, y0, f0, h0, t0, y0, zero, (fnp.zeros(n),) * 4, np.int64(0), np.int64(0),
-            np.int64(0))
+            fnp.where(fnp.all(fnp.isfinite(f0)), 0, 3))
 
     def attempt(c):
         t, y, f, h, tp, yp, hp, q, steps, rejected, status = c
@@ -131,6 +132,8 @@ def adaptive(fy, y0, ts, rtol, atol, stepper, max_steps, first_step=None, max_st
         y1, f1, err, q1 = step(t, y, f, hs)
         scale = atol + rtol * fnp.maximum(fnp.abs(y), fnp.abs(y1))
         ratio = stop_gradient(_rms(err / scale))
+        finite = fnp.isfinite(ratio)      # (NaN or inf in a trial step: reject it, shrink h)
+        ratio = fnp.where(finite, ratio, np.inf)
         ok = ratio <= 1.0
         grow = fnp.clip(0.9 * fnp.maximum(ratio, 1e-10) ** (-1.0 / order), 0.2, 10.0)
         h_next = stop_gradient(hs * fnp.where(ok, grow, fnp.minimum(grow, 1.0)))
@@ -143,8 +146,8 @@ def adaptive(fy, y0, ts, rtol, atol, stepper, max_steps, first_step=None, max_st
         steps = steps + 1
         rejected = rejected + fnp.where(ok, 0, 1)
         going = t < t_end          # (a last step clipped to end on t_end may be tiny)
-        status = fnp.where((steps >= max_steps) & going, 1,
-                           fnp.where((h_next <= 10 * _EPS * fnp.abs(t)) & going, 2, 0))
+        status = fnp.where((steps >= max_steps) & going, 1, fnp.where(
+            (h_next <= 10 * _EPS * fnp.abs(t)) & going, fnp.where(finite, 2, 3), 0))
         return t, y, f, h_next, tp, yp, hp, q, steps, rejected, status
 
     def interval(c, target):

@@ -18,19 +18,26 @@ from .. import numpy as fnp
 from ..api.derivatives import jacfwd
 from ..api.gradients import grad
 from ..api.jit import jit
+from .._errors import user_frame, where
 from ..flatten_util import float_leaves, ravel_pytree
 from ..higher_order.custom import stop_gradient
 from ..higher_order.loops import while_loop
 from ..ir import Traced
 from ..tree_util import tree_leaves
 from .convergence import implicit_solution
+from .failures import NOT_FINITE_ADVICE, first_bad, named, warn
 from .runners import as_float64, cached_runner, tree_signature
 
 __all__ = ["root", "least_squares"]
 
 _ROOT_MESSAGES = {0: "Maximum number of iterations reached.",
                   1: "The solution converged: max |F(x)| <= tol.",
-                  2: "The iteration is not making progress (the step is below xtol)."}
+                  2: "The iteration is not making progress (the step is below xtol).",
+                  3: "fun or its Jacobian is not finite (NaN or inf) at x, the last point "
+                     "where they were.",
+                  4: "The iteration stopped where the Jacobian is singular and |F| cannot "
+                     "decrease: a local minimum of |F|^2 that is not a root."}
+_EPS = float(np.finfo(np.float64).eps)
 _LSQ_MESSAGES = {0: "Maximum number of iterations reached.",
                  1: "`gtol` termination condition is satisfied.",
                  2: "`ftol` termination condition is satisfied.",
@@ -74,10 +81,14 @@ def root(fun, x0, args=(), *, method="newton", tol=1e-10, maxiter=100, xtol=1e-1
     """A zero of fun(x, *args) (a vector function of as many outputs as inputs) from x0.
 
     method "newton": x -= J(x)^-1 F(x) with a backtracking line search on |F|^2; "broyden":
-    Broyden's good method (the Jacobian formed once at x0, then rank-one updates).
+    Broyden's good method (the Jacobian formed once at x0, then rank-one updates). Where the
+    Jacobian is singular the step is Levenberg-Marquardt's, -(J^T J + |F| I)^-1 J^T F.
     Stops when max |F(x)| <= tol, when a step is below xtol relative, or after maxiter.
     Returns an OptimizeResult with x, fun, nit, nfev, njev, success, status, message; with
-    history=True also history["fnorm"], max |F| at x0 and after every iteration.
+    history=True also history["fnorm"], max |F| at x0 and after every iteration. status: 0
+    maxiter reached, 1 converged, 2 no progress (step below xtol), 3 fun or its Jacobian not
+    finite (x is the last point where they were), 4 stuck where J is singular at a point that
+    is not a root; 3 and 4 also warn at the calling line.
 
         >>> F = lambda x: fnp.stack([x[0] ** 2 + x[1] ** 2 - 4.0, x[0] - x[1]])
         >>> fg.optimize.root(F, np.ones(2)).x          # [sqrt 2, sqrt 2]
@@ -103,6 +114,14 @@ def root(fun, x0, args=(), *, method="newton", tol=1e-10, maxiter=100, xtol=1e-1
     status = int(status)
     res = OptimizeResult(x=unravel(x), fun=f, nit=int(nit), nfev=int(nfev), njev=int(njev),
                          status=status, success=status == 1, message=_ROOT_MESSAGES[status])
+    if status == 3:
+        warn("fg.optimize.root", f"{named(fun)} or its Jacobian is not finite " + (
+            "at x0." if int(nit) == 0 else f"after iteration {int(nit) - 1}: the result holds "
+            "the last point where they were."), NOT_FINITE_ADVICE)
+    elif status == 4:
+        warn("fg.optimize.root", f"{named(fun)}: {_ROOT_MESSAGES[4]}", "Start from another "
+             "x0, or check that the equations are independent (a rank-deficient system has "
+             "a root only where it is consistent); least_squares finds the best x anyway.")
     if history:
         res.history = {"fnorm": hist[:int(nit) + 1, 0]}
     return res
@@ -122,7 +141,9 @@ def _root_loop(F, method, tol, maxiter, xtol, x0, args, history):
         x, fx, J = s["x"], s["f"], s["J"]
         if method == "newton":
             J = jacfwd(f)(x)
-        d = -fnp.linalg.solve(J, fx)
+        finite = fnp.all(fnp.isfinite(J)) & fnp.all(fnp.isfinite(fx))
+        d, singular = _newton_or_lm_step(fnp.where(finite, J, fnp.eye(n)),
+                                         fnp.where(finite, fx, 0.0))
         norm2 = fnp.sum(fx * fx)
 
         def backtrack(c):             # halve until |F|^2 decreases enough (Armijo)
@@ -133,25 +154,45 @@ def _root_loop(F, method, tol, maxiter, xtol, x0, args, history):
         f1 = f(x + d)
         t, k = 1.0, 0
         if method == "newton":
-            t, f1, _, k = while_loop(
-                lambda c: (c[2] > (1 - 1e-4 * c[0]) * norm2) & (c[3] < 30),
+            t, f1, _, k = while_loop(     # (a NaN |F|^2 is not a decrease: halve again)
+                lambda c: ~(c[2] <= (1 - 1e-4 * c[0]) * norm2) & (c[3] < 30),
                 backtrack, (1.0, f1, fnp.sum(f1 * f1), np.int64(0)))
-        step = t * d
-        x1 = x + step
+        bad = ~finite | ~fnp.all(fnp.isfinite(f1))
+        step = fnp.where(bad, 0.0, t * d)
+        x1, f1 = x + step, fnp.where(bad, fx, f1)      # (kept at the last finite point)
         if method == "broyden":
-            J = J + fnp.outer(f1 - fx - J @ step, step) / fnp.sum(step * step)
+            J = J + fnp.outer(f1 - fx - J @ step, step) / fnp.maximum(fnp.sum(step * step),
+                                                                      1e-300)
         small = fnp.max(fnp.abs(step)) <= xtol * (1 + fnp.max(fnp.abs(x1)))
         norm1 = fnp.max(fnp.abs(f1))
         hist = s["hist"].at[s["k"] + 1, 0].set(norm1) if history else s["hist"]
         return {"x": x1, "f": f1, "J": J, "k": s["k"] + 1, "hist": hist,
                 "nfev": s["nfev"] + 1 + k, "njev": s["njev"] + (method == "newton"),
-                "status": fnp.where(norm1 <= tol, 1, fnp.where(small, 2, 0))}
+                "status": fnp.where(bad, 3, fnp.where(norm1 <= tol, 1, fnp.where(
+                    small, fnp.where(singular, 4, 2), 0)))}
+    n = x0.shape[0]
     norm0 = fnp.max(fnp.abs(f0))
+    start_bad = ~fnp.all(fnp.isfinite(f0)) | ~fnp.all(fnp.isfinite(J0))
     s = {"x": x0, "f": f0, "J": J0, "k": np.int64(0), "nfev": np.int64(1),
-         "njev": np.int64(1), "status": fnp.where(norm0 <= tol, 1, 0),
+         "njev": np.int64(1), "status": fnp.where(start_bad, 3, fnp.where(norm0 <= tol, 1, 0)),
          "hist": _history(history, maxiter, [norm0])}
     s = while_loop(lambda s: (s["status"] == 0) & (s["k"] < maxiter), body, s)
     return s["x"], s["f"], s["k"], s["nfev"], s["njev"], s["status"], s["hist"]
+
+
+def _newton_or_lm_step(J, fx):
+    """Newton's step -J^-1 F(x), and whether J is singular: then (its smallest singular value
+    at most n eps times its largest) the Levenberg-Marquardt step -(J^T J + mu I)^-1 J^T F with
+    mu = |F| (Fan and Yuan's choice), defined for any J and a descent direction for |F|^2
+    wherever J^T F is not 0 -- SciPy's methods also step on where Newton's step is undefined."""
+    n = J.shape[0]
+    sv = fnp.linalg.svd(J, compute_uv=False)
+    singular = ~(sv[-1] > n * _EPS * sv[0])
+    eye = np.eye(n)
+    newton = -fnp.linalg.solve(fnp.where(singular, eye, J), fx)
+    mu = fnp.maximum(fnp.sqrt(fnp.sum(fx * fx)), 1e-300)
+    lm = -fnp.linalg.solve(fnp.where(singular, J.T @ J + mu * eye, eye), J.T @ fx)
+    return fnp.where(singular, lm, newton), singular
 
 
 def least_squares(fun, x0, args=(), *, method="lm", ftol=1e-8, xtol=1e-8, gtol=1e-8,
@@ -160,7 +201,9 @@ def least_squares(fun, x0, args=(), *, method="lm", ftol=1e-8, xtol=1e-8, gtol=1
 
     method "lm": Levenberg-Marquardt with Marquardt's diagonal scaling and a gain-ratio update
     of the damping; "gauss-newton": undamped Gauss-Newton steps with backtracking. SciPy's
-    stopping tests (ftol on the cost reduction, xtol on the step, gtol on max |J^T r|).
+    stopping tests (ftol on the cost reduction, xtol on the step, gtol on max |J^T r|); where
+    J is rank-deficient, Gauss-Newton takes LM's damped step. Residuals that are not finite
+    at x0 raise ValueError (as SciPy's), at the calling line.
     Returns an OptimizeResult with x, cost, fun (residuals), jac, grad, nfev, njev, status,
     success, message; with history=True also history["cost"] and history["gnorm"] (max
     |J^T r|) at x0 and after every evaluation (a rejected LM step repeats the last row).
@@ -194,6 +237,13 @@ def least_squares(fun, x0, args=(), *, method="lm", ftol=1e-8, xtol=1e-8, gtol=1
                               message="traced: the solution is differentiated implicitly")
     x, rx, J, g, cost, nfev, status, hist = run(flat0, tuple(args))
     status = int(status)
+    if status == -1:
+        bad = first_bad(rx)
+        raise ValueError(
+            f"fg.optimize.least_squares{where(user_frame())}: the residuals of {named(fun)} "
+            "are not finite at x0 (" + (f"entry {bad} is {float(np.ravel(rx)[bad])!r}" if bad
+                                        is not None else "its Jacobian has NaN or inf")
+            + f"), as SciPy's least_squares also refuses. {NOT_FINITE_ADVICE}")
     res = OptimizeResult(x=unravel(x), cost=float(cost), fun=rx, jac=J, grad=g, nfev=int(nfev),
                          njev=int(nfev), status=status, success=status > 0,
                          message=_LSQ_MESSAGES[status])
@@ -213,7 +263,12 @@ def _lsq_loop(r_of, method, ftol, xtol, gtol, max_nfev, x0, args, history):
     def body(s):
         x, rx, J, g, cost, mu = s["x"], s["r"], s["J"], s["g"], s["cost"], s["mu"]
         A = J.T @ J
-        damp = mu * fnp.maximum(fnp.diag(A), 1e-12) if method == "lm" else 0.0 * fnp.diag(A)
+        if method == "lm":
+            damp = mu * fnp.maximum(fnp.diag(A), 1e-12)
+        else:                     # Gauss-Newton; where J is rank-deficient, an LM step
+            sv = fnp.linalg.svd(J, compute_uv=False)
+            singular = ~(sv[-1] > max(J.shape) * _EPS * sv[0])
+            damp = fnp.where(singular, mu * fnp.maximum(fnp.diag(A), 1e-12), 0.0)
         step = -fnp.linalg.solve(A + fnp.diag(damp), g)
         if method == "gauss-newton":
             def halve(c):
@@ -243,8 +298,9 @@ def _lsq_loop(r_of, method, ftol, xtol, gtol, max_nfev, x0, args, history):
                     gnorm <= gtol, 1, fnp.where(ftol_ok, 2, fnp.where(xtol_ok, 3, 0)))}
     r0, J0, g0, c0 = model(x0)
     g0norm = fnp.max(fnp.abs(g0))
+    start_bad = ~fnp.isfinite(c0) | ~fnp.all(fnp.isfinite(J0))
     s = {"x": x0, "r": r0, "J": J0, "g": g0, "cost": c0, "mu": 1e-3 + 0 * c0,
-         "nfev": np.int64(1), "status": fnp.where(g0norm <= gtol, 1, 0),
+         "nfev": np.int64(1), "status": fnp.where(start_bad, -1, fnp.where(g0norm <= gtol, 1, 0)),
          "hist": _history(history, max_nfev, [c0, g0norm])}
     s = while_loop(lambda s: (s["status"] == 0) & (s["nfev"] < max_nfev), body, s)
     return s["x"], s["r"], s["J"], s["g"], s["cost"], s["nfev"], s["status"], s["hist"]

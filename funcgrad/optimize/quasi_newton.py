@@ -34,6 +34,7 @@ from ..higher_order.loops import fori_loop, while_loop
 from ..ir import Traced
 from ..tree_util import tree_leaves
 from .convergence import implicit_solution
+from .failures import NOT_FINITE_ADVICE, first_bad, named, require_scalar, warn
 from .line_search import strong_wolfe
 from .runners import as_float64, cached_runner, tree_signature
 
@@ -44,8 +45,12 @@ _MESSAGES = {0: "Maximum number of iterations reached.",
              1: "Optimization terminated successfully: the projected gradient is below gtol.",
              2: "Optimization terminated successfully: the relative reduction of f is below ftol.",
              3: "The line search found no step that lowers f (ABNORMAL_TERMINATION_IN_LNSRCH).",
-             4: "Optimization terminated successfully: the step is below xtol."}
+             4: "Optimization terminated successfully: the step is below xtol.",
+             5: "fun or its gradient is not finite at x0 (NaN or inf): no step was taken."}
 _EPS = float(np.finfo(np.float64).eps)
+_VECTOR_ADVICE = ("For residuals whose squares should be small use "
+                  "fg.optimize.least_squares(fun, x0) (it minimises 0.5 * sum(fun(x) ** 2)); "
+                  "for equations fun(x) = 0, fg.optimize.root; for a sum, return fnp.sum(...).")
 
 
 def _two_loop(g, S, Y, rho, count, head, m):
@@ -167,7 +172,8 @@ def _loop(vg, x0, method, m, maxiter, gtol, ftol, maxls, lo, hi, history, hvp=No
 
     f0, g0 = vg(x0)
     s = {"k": np.int64(0), "x": x0, "f": f0, "g": g0, "nfev": np.int64(1), "nhev": np.int64(0),
-         "status": fnp.where(pg_norm(x0, g0) <= gtol, 1, 0),
+         "status": fnp.where(~fnp.isfinite(f0) | ~fnp.all(fnp.isfinite(g0)), 5,
+                             fnp.where(pg_norm(x0, g0) <= gtol, 1, 0)),
          "hist": fnp.concatenate([fnp.stack([f0, pg_norm(x0, g0)])[None],
                                   fnp.zeros((maxiter if history else 0, 2))])}
     if method == "lbfgs":
@@ -267,7 +273,10 @@ def minimize(fun, x0, args=(), *, method="lbfgs", tol=None, maxiter=None, bounds
     SciPy's test instead: it stops when the step's 1-norm is at most n * xtol (`tol`, default
     1e-5; gtol only if given in options). Returns a scipy.optimize.OptimizeResult with x
     (x0's structure), fun, jac, nit, nfev, njev, success, status, message (nhev for
-    newton-cg; history with history=True).
+    newton-cg; history with history=True). status: 0 maxiter reached, 1 gtol met, 2 ftol met,
+    3 the line search failed, 4 xtol met (newton-cg), 5 fun or its gradient not finite at x0
+    (also a RuntimeWarning at the calling line). A fun returning more than one value raises
+    NonScalarOutputError (least_squares takes residuals, root equations).
 
         >>> rosen = lambda x: (1 - x[0]) ** 2 + 100 * (x[1] - x[0] ** 2) ** 2
         >>> res = fg.optimize.minimize(rosen, np.zeros(2))
@@ -299,7 +308,10 @@ def minimize(fun, x0, args=(), *, method="lbfgs", tol=None, maxiter=None, bounds
     lo, hi = _bounds(bounds, n)
     if lo is not None:
         flat0 = np.clip(flat0, lo, hi)
-    f_flat = lambda x, *a: as_float64(fun(unravel(x), *a))
+    def f_flat(x, *a):
+        out = fun(unravel(x), *a)
+        require_scalar("fg.optimize.minimize", fun, out, _VECTOR_ADVICE)
+        return as_float64(out)
 
     def make():
         @jit(same_bits=False)          # (a library loop never waits: jit_same_bits)
@@ -321,6 +333,12 @@ def minimize(fun, x0, args=(), *, method="lbfgs", tol=None, maxiter=None, bounds
                          message=_MESSAGES[status])
     if newton:
         res.nhev = int(nhev)
+    if status == 5:
+        bad = first_bad(np.append(f, g))
+        warn("fg.optimize.minimize", f"{named(fun)} is not finite at x0: " + (
+            f"its value is {float(f)!r}." if bad == 0 else
+            f"its gradient's entry {bad - 1} is {float(np.ravel(g)[bad - 1])!r}."),
+            NOT_FINITE_ADVICE)
     if history:
         res.history = {"fun": hist[:int(nit) + 1, 0], "gnorm": hist[:int(nit) + 1, 1]}
     return res
