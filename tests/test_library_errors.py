@@ -79,3 +79,18 @@ def test_odeint_names_nan_and_steps_around_a_trial_domain_error():
     t = np.array([0.0, 1.0, 1.9])
     ys = fg.odeint(lambda y, t: -fnp.sqrt(y), np.array([1.0]), t, rtol=1e-10, atol=1e-12)
     np.testing.assert_allclose(ys[:, 0], (1.0 - t / 2.0) ** 2, rtol=1e-6)
+
+
+def test_fit_names_a_vector_loss_and_warns_where_the_loss_stops_being_finite():
+    with pytest.raises(fg.NonScalarOutputError, match=HERE + r":\d+.*shape \(2,\).*fnp.mean"):
+        fg.optim.fit(lambda p: p ** 2, np.array([1.0, 2.0]), fg.optim.sgd(0.1), steps=3)
+    # log of a parameter that the first step pushes below 0: NaN from step 1 on
+    with warnings.catch_warnings(record=True) as record:
+        warnings.simplefilter("always")
+        res = fg.optim.fit(lambda p: fnp.sum(fnp.log(p) + 2.0 * p), np.array([1.0]),
+                           fg.optim.sgd(0.5), steps=4)
+    message = _one_warning(record, "fg.optim.fit")
+    first = int(np.flatnonzero(~np.isfinite(res.losses))[0])
+    assert first > 0 and f"is nan at step {first} of 4" in message
+    assert "fg.debug_nans(loss)" in message and "learning rate" in message
+    assert np.all(np.isfinite(res.losses[:first]))

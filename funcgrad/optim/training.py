@@ -20,6 +20,7 @@ is the same computation as this loop written by hand, which is what it builds:
 """
 from __future__ import annotations
 
+import functools
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -28,6 +29,7 @@ from ..api.gradients import value_and_grad
 from ..api.jit import jit
 from ..higher_order.loops import scan
 from .. import random
+from ..optimize.failures import first_bad, named, require_scalar, warn
 from ..optimize.runners import cached_runner
 from ..tree_util import tree_leaves, tree_map
 from .updates import GradientTransformationExtraArgs, apply_updates
@@ -122,7 +124,13 @@ def fit(loss, params, optimizer, *, steps, data=None, batch_size=None, has_aux=F
     step_keys = random.split(key, steps) if keyed else None
 
     def make():
-        grad_fn = value_and_grad(loss, has_aux=has_aux)
+        @functools.wraps(loss)
+        def checked(p, *rest):        # (a vector loss: said at the user's line, with advice)
+            out = loss(p, *rest)
+            if not has_aux or isinstance(out, (tuple, list)):
+                require_scalar("fg.optim.fit", loss, out[0] if has_aux else out, _VECTOR_ADVICE)
+            return out
+        grad_fn = value_and_grad(checked, has_aux=has_aux)
 
         @jit(same_bits=False)          # (a library loop never waits: jit_same_bits)
         def run(params, state, args, xs):
@@ -165,4 +173,20 @@ def fit(loss, params, optimizer, *, steps, data=None, batch_size=None, has_aux=F
     aux = None
     if has_aux:
         aux = tree_map(lambda *xs: np.concatenate([np.asarray(x) for x in xs]), *auxes)
-    return FitResult(params, state, np.concatenate(losses), aux)
+    losses = np.concatenate(losses)
+    bad = first_bad(losses)
+    if bad is not None:
+        warn("fg.optim.fit", f"the loss of {named(loss)} is {float(losses[bad])!r} at step "
+             f"{bad} of {steps} (the losses from there on are in the result; the parameters "
+             "returned are those after the last step).", _NOT_FINITE_ADVICE)
+    return FitResult(params, state, losses, aux)
+
+
+_VECTOR_ADVICE = ("A loss must be one number per step: return fnp.mean(...) or fnp.sum(...) "
+                  "of the per-example losses (with has_aux=True, return (loss, aux)).")
+_NOT_FINITE_ADVICE = (
+    "fg.debug_nans(loss)(params, *batch) names the operation that made the first NaN or inf. "
+    "Usual causes: a learning rate too large (the loss grows, then overflows: lower it, or "
+    "clip with fg.optim.clip_by_global_norm), or log / sqrt / division reaching 0 or below "
+    "(use the stable forms: fg.optim.losses, fnp.logaddexp, fg.nn.log_softmax). "
+    "fg.optim.apply_if_finite skips the updates that are not finite.")
