@@ -31,8 +31,8 @@ def public(module):
 
 
 def signature(obj, name):
-    try:
-        return f"{name}{inspect.signature(obj)}"
+    try:     # (a default's repr may hold its address, which changes from run to run)
+        return re.sub(r" at 0x[0-9a-f]+>", ">", f"{name}{inspect.signature(obj)}")
     except (TypeError, ValueError):
         return name
 

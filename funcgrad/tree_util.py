@@ -487,7 +487,12 @@ def named_path(name, path):
 
 # ---- reductions over leaves, structures -------------------------------------------------------
 
-_NO_INITIALIZER = object()
+class _NoInitializer:
+    def __repr__(self):
+        return "<no initializer>"
+
+
+_NO_INITIALIZER = _NoInitializer()
 
 
 def tree_reduce(function, tree, initializer=_NO_INITIALIZER, is_leaf=None):
