@@ -44,7 +44,7 @@ LAYERS = [
     ("tiering", ["funcgrad.tiering", "funcgrad.guards", "funcgrad.reach", "funcgrad.digest"]),
     ("higher_order", ["funcgrad.higher_order"]),
     ("backend", ["funcgrad.backend"]),
-    ("api", ["funcgrad.api", "funcgrad.nn", "funcgrad.random", "funcgrad.lax", "funcgrad.optim", "funcgrad.optimize", "funcgrad.scipy",
+    ("api", ["funcgrad.api", "funcgrad.nn", "funcgrad.random", "funcgrad.random_gamma", "funcgrad._prng", "funcgrad.lax", "funcgrad.optim", "funcgrad.optimize", "funcgrad.scipy",
              "funcgrad.ode", "funcgrad.testing", "funcgrad.debug", "funcgrad.dask"]),
     ("package", ["funcgrad"]),
 ]
