@@ -51,6 +51,8 @@ def test_root_steps_past_a_singular_jacobian_and_reports_what_it_cannot_solve():
                                  np.zeros(2))
     assert stuck.status == 4 and not stuck.success
     assert "singular" in _one_warning(record, "fg.optimize.root")
+    with pytest.raises(ValueError, match=HERE + r":\d+.*returned 3 values for 2 unknowns"):
+        fg.optimize.root(lambda x: fnp.stack([x[0], x[1], x[0] * x[1]]), np.ones(2))
     # values that stop being finite: the last finite point is returned
     with warnings.catch_warnings(record=True) as record:
         warnings.simplefilter("always")

@@ -100,7 +100,7 @@ def root(fun, x0, args=(), *, method="newton", tol=1e-10, maxiter=100, xtol=1e-1
     def make():
         @jit(same_bits=False)          # (a library loop never waits: jit_same_bits)
         def run(x0, args):
-            return _root_loop(F, method, tol, maxiter, xtol, x0, args, history)
+            return _root_loop(F, method, tol, maxiter, xtol, x0, args, history, fun)
         return run
     run = cached_runner(fun, ("root", method, tol, maxiter, xtol, history, _structure(x0)),
                         make)
@@ -127,14 +127,15 @@ def root(fun, x0, args=(), *, method="newton", tol=1e-10, maxiter=100, xtol=1e-1
     return res
 
 
-def _root_loop(F, method, tol, maxiter, xtol, x0, args, history):
+def _root_loop(F, method, tol, maxiter, xtol, x0, args, history, fun):
     """The compiled body of root: Newton or Broyden iterations in one while_loop."""
     f = lambda x: F(x, *args)
     f0 = f(x0)
     if f0.shape != x0.shape:
-        raise ValueError(f"root: fun returned {f0.shape[0]} values for {x0.shape[0]} unknowns; "
-                         "a root needs as many equations as unknowns (least_squares takes "
-                         "more)")
+        raise ValueError(f"fg.optimize.root{where(user_frame())}: {named(fun)} returned "
+                         f"{f0.shape[0]} values for {x0.shape[0]} unknowns; a root needs as "
+                         "many equations as unknowns (fg.optimize.least_squares takes more, "
+                         "or fewer)")
     J0 = jacfwd(f)(x0)
 
     def body(s):
