@@ -4,7 +4,7 @@
 
 Every public name of funcgrad and of its libraries (fg.nn, fg.random, fg.optim, fg.optimize, fg.scipy,
 fg.scipy.special, fg.scipy.linalg, fg.scipy.stats.<distribution>, fg.tree_util,
-fg.flatten_util) with its signature, the first paragraph of its docstring and the example
+fg.flatten_util, fg.testing) with its signature, the first paragraph of its docstring and the example
 from it; funcgrad.numpy as the list of the NumPy names it provides.
 tests/test_api_reference.py checks that the file is current and that every example runs.
 """
@@ -20,7 +20,7 @@ import funcgrad.numpy as fnp
 
 OUT = pathlib.Path(__file__).resolve().parent / "api.md"
 LIBRARIES = ["nn", "nn.initializers", "random", "lax", "optim", "optim.losses", "optimize", "scipy", "scipy.special", "scipy.linalg",
-             *[f"scipy.stats.{d}" for d in fg.scipy.stats.__all__], "tree_util", "flatten_util", "dask"]
+             *[f"scipy.stats.{d}" for d in fg.scipy.stats.__all__], "tree_util", "flatten_util", "testing", "dask"]
 
 
 def public(module):

@@ -46,7 +46,12 @@ def _scale_add(x, v, s):
 
 
 def numerical_directional_derivative(f, args, v, u, eps):
-    """Central difference of <u, f(args + t v)> at t = 0."""
+    """Central difference of <u, f(args + t v)> at t = 0.
+
+        >>> fg.testing.numerical_directional_derivative(
+        ...     lambda x: x ** 3, (np.array([2.0]),), (np.array([1.0]),), np.array([1.0]), 1e-5)
+        # about 12.0
+    """
     plus = evaluate(f, *_scale_add(args, v, eps))
     minus = evaluate(f, *_scale_add(args, v, -eps))
     return (_inner(u, plus) - _inner(u, minus)) / (2 * eps)
@@ -60,7 +65,9 @@ def check_grads(f, args, order=2, modes=("fwd", "rev"), eps=1e-5, atol=1e-6, rto
     each mode's derivative is checked again (reverse-over-reverse, forward-over-forward).
     `argnums` (int or tuple) limits the check to those arguments; the others (integer indices,
     say) are held fixed. Raises AssertionError with f's name, the argument shapes and both
-    values on mismatch.
+    values on mismatch (PyTorch's torch.autograd.gradcheck and gradgradcheck in one).
+
+        >>> fg.testing.check_grads(lambda x, y: fnp.sum(fnp.sin(x) * y), (np.ones(3), 2.0))
     """
     args = tuple(args)
     if argnums is not None:
@@ -106,7 +113,11 @@ def check_grads(f, args, order=2, modes=("fwd", "rev"), eps=1e-5, atol=1e-6, rto
 
 def ulp_errors(got, ref):
     """|got - ref| in ulps of the correctly rounded result (ref in higher precision); inf
-    where that result is non-finite (overflow, NaN) and got differs from it."""
+    where that result is non-finite (overflow, NaN) and got differs from it.
+
+        >>> fg.testing.ulp_errors(np.float32([1.0, 1.5]), np.array([1.0, 1.5 + 2 ** -22]))
+        array([0., 2.])
+    """
     with np.errstate(all="ignore"):
         rounded = ref.astype(got.dtype)
         err = (np.abs(got.astype(ref.dtype) - ref)
