@@ -12,6 +12,13 @@ D2  A `while` whose trip count depends on the value (Newton's square root): per-
 D3  Calls that alternate between two compiled paths (an `if` before matrix products): each
     call first tries the other path's kernel, which returns as soon as its decision fails;
     the pair against the two paths called alone.
+D4  The state check of a hot tiered function (tiering.py, guards.py; no compiling): the walk of
+    everything f reads from outside its arguments (state_key) on every call, and the
+    straight-line check generated from it once f is hot (compile_guard), for a
+    module-level function, W3's closure over a namespace of five functions, and a function
+    that closes over a 20 MB array (digested on every call).
+
+    python benchmarks/dynamic.py --only D4      # seconds; --only takes a comma-separated list
 
 Times are medians; the guarded and unguarded kernels do the same arithmetic, so the difference
 is the guard check (the kernel checks the decision where it computes it, returns early when
@@ -31,6 +38,7 @@ import funcgrad.numpy as fnp  # noqa: E402
 fg.config.update("jit_background", False)   # timings of kernels: compile on the first call
 
 QUICK = "--quick" in sys.argv
+ONLY = sys.argv[sys.argv.index("--only") + 1].split(",") if "--only" in sys.argv else None
 FAILURES = []
 
 
@@ -121,10 +129,33 @@ def d3(repeats):
           f"(each call first tries the other path: {(both - alone) / 2:+.1f}us per call)")
 
 
+BIG = np.random.default_rng(1).random(2_500_000)     # 20 MB
+
+
+def reads_big(x):
+    return fnp.sum(x * BIG[:3])
+
+
+def d4(n, repeats):
+    from funcgrad.guards import compile_guard, state_key
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    from workloads import ops, rosenbrock_loss
+    print("\nD4  state check of a hot tiered function: the walk, and the generated check")
+    print(f"{'function':34s} {'walk':>10s} {'check':>10s}")
+    for name, f, calls in (("module-level (unguarded above)", unguarded, n),
+                           ("W3's closure (workloads.py)", rosenbrock_loss(ops("funcgrad")), n),
+                           ("closes over a 20 MB array", reads_big, 30)):
+        guard = compile_guard(f, state_key(f))
+        walk = median_us(state_key, f, calls, repeats)
+        check = median_us(guard, f, calls, repeats) if guard is not None else float("nan")
+        print(f"{name:34s} {walk:8.2f}us {check:8.2f}us")
+
+
 if __name__ == "__main__":
     n, repeats = (2000, 3) if QUICK else (20000, 7)
-    d1(n, repeats)
-    d2(n, repeats)
-    d3(repeats)
+    for key, run in (("D1", lambda: d1(n, repeats)), ("D2", lambda: d2(n, repeats)),
+                     ("D3", lambda: d3(repeats)), ("D4", lambda: d4(n, repeats))):
+        if ONLY is None or key in ONLY:
+            run()
     if FAILURES:
         sys.exit(1)

@@ -1,6 +1,6 @@
 """Optimizer benchmarks: whole training loops and minimizers compiled as one kernel.
 
-    python benchmarks/optimizers.py [--quick]
+    python benchmarks/optimizers.py [--quick] [--only O2]
 
 O1  1000 Adam steps of logistic regression (n = 1000, d = 20, full batch): fg.optim.fit vs the
     same loop hand-written in Numba (one @njit with the gradient by hand) vs jax.jit of an
@@ -31,6 +31,7 @@ import funcgrad.numpy as fnp  # noqa: E402
 fg.config.update("jit_background", False)   # timings of kernels: compile on the first call
 
 QUICK = "--quick" in sys.argv
+ONLY = sys.argv[sys.argv.index("--only") + 1].split(",") if "--only" in sys.argv else None
 FAILURES = []
 
 
@@ -194,8 +195,10 @@ def o2(repeats):
 
 if __name__ == "__main__":
     reps = 3 if QUICK else 11
-    o1(reps)
-    o2(3 if QUICK else 5)
+    if ONLY is None or "O1" in ONLY:
+        o1(reps)
+    if ONLY is None or "O2" in ONLY:
+        o2(3 if QUICK else 5)
     if FAILURES:
         print(f"\n{len(FAILURES)} check(s) failed")
         sys.exit(1)
