@@ -2,6 +2,7 @@
 
     .venv/bin/python benchmarks/compile_size.py                 # about 5 minutes on 2 cores
     .venv/bin/python benchmarks/compile_size.py --steps 9,91 --repeat 1 --whole
+    .venv/bin/python benchmarks/compile_size.py --steps 1000 --fori
 
 The program is a Python loop unrolled while tracing, the case that used to explode:
 
@@ -26,7 +27,9 @@ ends in MemoryError instead of taking the machine). The child reports:
 - parts: the number of part functions in the generated source (backend/split.py).
 The gradient is checked against the interpreter's (rtol 1e-12). Times are medians over
 --repeat runs, peak RSS the largest. `--whole` adds rows for the code as it was before
-splitting (one function, vecmath inlined), for comparison; only small sizes finish.
+splitting (one function, vecmath inlined), for comparison; only small sizes finish. `--fori`
+adds rows for the same steps written as `fg.fori_loop(0, steps, body, x)`, which records the
+body once (what the README suggests instead of unrolling).
 """
 import argparse
 import json
@@ -42,7 +45,7 @@ EQNS_PER_STEP = 11
 DEFAULT_STEPS = (9, 91, 909, 1000)
 
 
-def child(steps, whole, mem_limit, chunk):
+def child(steps, whole, mem_limit, chunk, fori=False):
     import resource
     if mem_limit:
         resource.setrlimit(resource.RLIMIT_AS, (mem_limit, mem_limit))
@@ -57,6 +60,8 @@ def child(steps, whole, mem_limit, chunk):
         split.CHUNK_SIZE = chunk
 
     def f(x):
+        if fori:
+            return fnp.sum(fg.fori_loop(0, steps, lambda i, x: x + 0.001 * fnp.sin(x) * x, x))
         for _ in range(steps):
             x = x + 0.001 * fnp.sin(x) * x
         return fnp.sum(x)
@@ -93,12 +98,13 @@ def _peak_rss():
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
-def measure(steps, whole, mem_limit, timeout, chunk):
+def measure(steps, whole, mem_limit, timeout, chunk, fori=False):
     """One fresh process; its report, or {"error": why}."""
     cache = tempfile.mkdtemp(prefix="funcgrad-compile-size-")
     env = dict(os.environ, FUNCGRAD_CACHE_DIR=cache)
     cmd = [sys.executable, os.path.abspath(__file__), "--child", str(steps),
            "--mem-limit", str(mem_limit), "--chunk", str(chunk)] + (["--whole"] if whole else [])
+    cmd += ["--fori"] if fori else []
     try:
         proc = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=timeout)
     except subprocess.TimeoutExpired:
@@ -111,16 +117,17 @@ def measure(steps, whole, mem_limit, timeout, chunk):
     return json.loads(proc.stdout.strip().splitlines()[-1])
 
 
-def row(steps, whole, args):
+def row(steps, whole, args, fori=False):
     runs = []
+    kind = "one function" if whole else "fg.fori_loop" if fori else "default"
     for _ in range(args.repeat):
-        r = measure(steps, whole, args.mem_limit, args.timeout, args.chunk)
+        r = measure(steps, whole, args.mem_limit, args.timeout, args.chunk, fori)
         if "error" in r:
-            return f"{steps:6d}  {'one function' if whole else 'default':12s}  {r['error']}", False
+            return f"{steps:6d}  {kind:12s}  {r['error']}", False
         runs.append(r)
     med = lambda k: statistics.median(r[k] for r in runs)
     ok = all(r["ok"] for r in runs)
-    text = (f"{steps:6d}  {'one function' if whole else 'default':12s}  {runs[0]['eqns']:7d}  "
+    text = (f"{steps:6d}  {kind:12s}  {runs[0]['eqns']:7d}  "
             f"{runs[0]['parts']:5d}  {med('trace'):7.2f}  {med('first'):9.2f}  "
             f"{max(r['rss'] for r in runs):8.0f}  {'ok' if ok else 'MISMATCH'}")
     return text, ok
@@ -135,12 +142,14 @@ def main():
                    help="also time the unsplit kernel (one function, vecmath inlined)")
     p.add_argument("--mem-limit", type=int, default=6 << 30, help="bytes of address space")
     p.add_argument("--timeout", type=int, default=600, help="seconds per run")
+    p.add_argument("--fori", action="store_true",
+                   help="also time the same steps as one fg.fori_loop (the body recorded once)")
     p.add_argument("--chunk", type=int, default=0,
                    help="equations per part (split.CHUNK_SIZE; 0: funcgrad's default)")
     p.add_argument("--child", type=int, help=argparse.SUPPRESS)
     args = p.parse_args()
     if args.child is not None:
-        return child(args.child, args.whole, args.mem_limit, args.chunk)
+        return child(args.child, args.whole, args.mem_limit, args.chunk, args.fori)
     steps = [int(s) for s in args.steps.split(",")]
     print(f"fg.jit(fg.grad(f)), f = {EQNS_PER_STEP}-equation step unrolled; x: float64[3]; "
           f"{args.repeat} fresh process(es) per row, cold cache; times in s, median; "
@@ -149,8 +158,9 @@ def main():
           f"{'1st call':>9s}  {'peak RSS':>8s}  check")
     failed = False
     for s in steps:
-        for whole in ((False, True) if args.whole else (False,)):
-            text, ok = row(s, whole, args)
+        kinds = [(False, False)] + [(True, False)] * args.whole + [(False, True)] * args.fori
+        for whole, fori in kinds:
+            text, ok = row(s, whole, args, fori)
             failed |= not ok and not whole
             print(text, flush=True)
     return 1 if failed else 0
