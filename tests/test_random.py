@@ -180,3 +180,4 @@ def test_the_documentation_examples_run():
         exec(compile(block, "docs/random.md", "exec"), scope)
     assert abs(scope["g"] - 2.0) < 0.1 and scope["per_example"].shape == (4, 2)
     assert np.all(np.abs(scope["params"]) < 0.02)         # 0.9 ** 100 and the noise
+    assert abs(scope["dz"] - 7.0) < 0.3                   # about 12 standard errors
