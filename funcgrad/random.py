@@ -51,7 +51,9 @@ from .scipy.special import ndtr, ndtri
 __all__ = ["key", "PRNGKey", "split", "fold_in", "bits", "uniform", "normal", "bernoulli",
            "randint", "categorical", "gumbel", "exponential", "logistic", "laplace", "cauchy",
            "rademacher", "permutation", "choice", "truncated_normal", "multivariate_normal",
-           "gamma", "loggamma", "beta", "dirichlet", "chisquare", "f", "t", "generalized_normal"]
+           "gamma", "loggamma", "beta", "dirichlet", "chisquare", "f", "t", "generalized_normal",
+           "weibull_min", "pareto", "rayleigh", "maxwell", "double_sided_maxwell", "ball",
+           "orthogonal"]
 
 
 
@@ -283,3 +285,94 @@ def multivariate_normal(key, mean, cov, shape=None, dtype=np.float64):
     z = normal(_check_key(key, "multivariate_normal"), tuple(batch) + (n,), _float(dtype))
     chol = fnp.linalg.cholesky(cov)
     return mean + fnp.einsum("...ij,...j->...i", chol, z)
+
+
+def weibull_min(key, scale, concentration, shape=(), dtype=np.float64):
+    """Weibull draws, scale * E^(1/concentration) for a standard exponential E; differentiable
+    with respect to scale and concentration.
+
+        >>> fg.random.weibull_min(fg.random.key(0), 2.0, 1.5, (3,)).shape
+        (3,)
+    """
+    shape = _result_shape(shape, scale, concentration)
+    e = -fnp.log(_open_unit(_check_key(key, "weibull_min"), shape, np.float64))
+    return fnp.astype(scale * e ** (1.0 / fnp.asarray(concentration)), _float(dtype))
+
+
+def pareto(key, b, shape=None, dtype=np.float64):
+    """Pareto draws of shape b on [1, inf), P(X > x) = x^-b (exp(E / b), E exponential);
+    differentiable with respect to b.
+
+        >>> bool(np.all(fg.random.pareto(fg.random.key(0), 3.0, (4,)) >= 1.0))
+        True
+    """
+    shape = _result_shape(shape, b)
+    e = -fnp.log(_open_unit(_check_key(key, "pareto"), shape, np.float64))
+    return fnp.astype(fnp.exp(e / b), _float(dtype))
+
+
+def rayleigh(key, scale, shape=None, dtype=np.float64):
+    """Rayleigh draws, scale * sqrt(2 E) for a standard exponential E; differentiable with
+    respect to scale.
+
+        >>> fg.random.rayleigh(fg.random.key(0), 2.0, (3,)).shape
+        (3,)
+    """
+    shape = _result_shape(shape, scale)
+    e = -fnp.log(_open_unit(_check_key(key, "rayleigh"), shape, np.float64))
+    return fnp.astype(scale * fnp.sqrt(2.0 * e), _float(dtype))
+
+
+def maxwell(key, shape=(), dtype=np.float64):
+    """Maxwell-Boltzmann draws (scale 1): the length of a standard normal 3-vector.
+
+        >>> fg.random.maxwell(fg.random.key(0), (3,)).shape
+        (3,)
+    """
+    z = normal(_check_key(key, "maxwell"), _shape(shape) + (3,), np.float64)
+    return fnp.astype(fnp.sqrt(fnp.sum(z * z, axis=-1)), _float(dtype))
+
+
+def double_sided_maxwell(key, loc, scale, shape=(), dtype=np.float64):
+    """loc + scale * S * M for a random sign S and a Maxwell draw M; differentiable with
+    respect to loc and scale.
+
+        >>> fg.random.double_sided_maxwell(fg.random.key(0), 0.0, 1.0, (3,)).shape
+        (3,)
+    """
+    shape = _result_shape(shape, loc, scale)
+    k = split(_check_key(key, "double_sided_maxwell"))
+    sign = 2.0 * fnp.floor(2.0 * _unit(k[0], shape, np.float64)) - 1.0
+    return fnp.astype(loc + scale * sign * maxwell(k[1], shape), _float(dtype))
+
+
+def ball(key, d, p=2, shape=(), dtype=np.float64):
+    """Points uniform in the unit p-norm ball of R^d (result shape + (d,)): generalized
+    normals G (density proportional to exp(-|g|^p)) scaled by (sum |G|^p + E)^(-1/p), E
+    exponential (Barthe, Guedon, Mendelson & Naor, 2005).
+
+        >>> x = fg.random.ball(fg.random.key(0), 3, 2, (5,))
+        >>> bool(np.all(np.linalg.norm(x, axis=-1) <= 1.0))
+        True
+    """
+    shape = _shape(shape)
+    k = split(_check_key(key, "ball"))
+    g = generalized_normal(k[0], p, shape + (operator.index(d),))
+    e = exponential(k[1], shape)
+    r = (fnp.sum(fnp.abs(g) ** p, axis=-1) + e) ** (1.0 / p)
+    return fnp.astype(g / r[..., None], _float(dtype))
+
+
+def orthogonal(key, n, shape=(), dtype=np.float64):
+    """Orthogonal n x n matrices uniform under the Haar measure (result shape + (n, n)): Q of
+    the QR factorisation of a standard normal matrix, its columns' signs made those of R's
+    diagonal (Mezzadri, 2007).
+
+        >>> q = fg.random.orthogonal(fg.random.key(0), 3)
+        >>> bool(np.allclose(q.T @ q, np.eye(3)))
+        True
+    """
+    n = operator.index(n)
+    z = normal(_check_key(key, "orthogonal"), _shape(shape) + (n, n), np.float64)
+    q, r = fnp.linalg.qr(z)
+    return fnp.astype(q * fnp.sign(fnp.diagonal(r, axis1=-2, axis2=-1))[..., None, :], _float(dtype))

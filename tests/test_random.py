@@ -68,6 +68,10 @@ CONTINUOUS = [
     ("laplace", lambda k: R.laplace(k, (N,)), ss.laplace()),
     ("cauchy", lambda k: R.cauchy(k, (N,)), ss.cauchy()),
     ("truncated_normal", lambda k: R.truncated_normal(k, -0.5, 2.0, (N,)), ss.truncnorm(-0.5, 2.0)),
+    ("weibull_min", lambda k: R.weibull_min(k, 2.0, 1.5, (N,)), ss.weibull_min(1.5, scale=2.0)),
+    ("pareto", lambda k: R.pareto(k, 3.0, (N,)), ss.pareto(3.0)),
+    ("rayleigh", lambda k: R.rayleigh(k, 2.0, (N,)), ss.rayleigh(scale=2.0)),
+    ("maxwell", lambda k: R.maxwell(k, (N,)), ss.maxwell()),
 ]
 
 
@@ -124,6 +128,20 @@ def test_permutation_and_choice():
         R.choice(KEY, 3, (4,), replace=False)
 
 
+def test_double_sided_maxwell_ball_and_orthogonal():
+    x = R.double_sided_maxwell(KEY, 1.0, 2.0, (N,))
+    assert ss.kstest(np.abs(x - 1.0) / 2.0, ss.maxwell().cdf).pvalue > 1e-3
+    assert abs(np.mean(x > 1.0) - 0.5) < 4 * np.sqrt(0.25 / N)
+    b = R.ball(KEY, 3, 1.5, (N,))                  # uniform in the ball: |x|_p^d ~ U(0, 1)
+    r = np.sum(np.abs(b) ** 1.5, axis=-1) ** (1 / 1.5)
+    assert b.shape == (N, 3) and ss.kstest(r ** 3, ss.uniform().cdf).pvalue > 1e-3
+    q = R.orthogonal(KEY, 4, (N // 4,))
+    np.testing.assert_allclose(np.einsum("nji,njk->nik", q, q), np.broadcast_to(np.eye(4), q.shape),
+                               atol=1e-14)
+    for i, j in [(0, 0), (2, 1)]:                 # Haar: (q_ij + 1) / 2 ~ Beta((n-1)/2, (n-1)/2)
+        assert ss.kstest((q[:, i, j] + 1) / 2, ss.beta(1.5, 1.5).cdf).pvalue > 1e-3
+
+
 def test_multivariate_normal_covariance():
     cov = np.array([[2.0, 0.6], [0.6, 1.0]])
     x = R.multivariate_normal(KEY, np.array([1.0, -1.0]), cov, (N,))
@@ -163,6 +181,9 @@ def test_reparameterised_draws_differentiate():
     check_grads(lambda lo, hi: R.uniform(k, (4,), minval=lo, maxval=hi), (-1.0, 2.0), order=2)
     check_grads(lambda mu, sigma: mu + sigma * R.normal(k, (3,)), (0.5, 1.5), order=2)
     check_grads(lambda lo, hi: R.truncated_normal(k, lo, hi, (3,)), (-1.0, 0.5), order=1)
+    check_grads(lambda s, c: R.weibull_min(k, s, c, (3,)), (2.0, 1.5), order=2)
+    check_grads(lambda b, s: R.pareto(k, b, (3,)) + R.rayleigh(k, s, (3,)), (3.0, 2.0), order=2)
+    check_grads(lambda m, s: R.double_sided_maxwell(k, m, s, (3,)), (0.5, 2.0), order=2)
     mean = np.array([0.3, -0.2])
     cov = np.array([[1.5, 0.2], [0.2, 0.8]])
     check_grads(lambda m, c: R.multivariate_normal(k, m, (c + c.T) / 2, (3,)), (mean, cov), order=2)
