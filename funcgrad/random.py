@@ -45,7 +45,8 @@ from .ir import Traced, aval_of
 from ._prng import (_WORD, _check_key, _float, _open_unit, _result_shape, _shape, _unit, fold_in,
                     split)
 from .primitives.threefry import random_bits
-from .random_gamma import beta, chisquare, dirichlet, f, gamma, generalized_normal, loggamma, t
+from .random_gamma import (beta, chisquare, dirichlet, f, gamma, generalized_normal, loggamma,
+                           poisson, t)
 from .scipy.special import ndtr, ndtri
 
 __all__ = ["key", "PRNGKey", "split", "fold_in", "bits", "uniform", "normal", "bernoulli",
@@ -53,7 +54,7 @@ __all__ = ["key", "PRNGKey", "split", "fold_in", "bits", "uniform", "normal", "b
            "rademacher", "permutation", "choice", "truncated_normal", "multivariate_normal",
            "gamma", "loggamma", "beta", "dirichlet", "chisquare", "f", "t", "generalized_normal",
            "weibull_min", "pareto", "rayleigh", "maxwell", "double_sided_maxwell", "ball",
-           "orthogonal"]
+           "orthogonal", "poisson"]
 
 
 

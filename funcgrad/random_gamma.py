@@ -1,6 +1,7 @@
 """fg.random's gamma family: gamma, loggamma, beta, dirichlet and the draws built on them
 (chisquare, f, t, generalized_normal), each differentiable with respect to its shape
-parameters by implicit reparameterisation; fg.random re-exports them.
+parameters by implicit reparameterisation, and poisson, exact rejection as gamma's;
+fg.random re-exports them.
 
 Sampling is Marsaglia & Tsang's (2000) squeeze and rejection method for a >= 1, made exact:
 an fg.while_loop redraws, with counters of its own each round (fold_in of the round number),
@@ -33,7 +34,8 @@ from ._prng import _check_key, _float, _result_shape, _unit, fold_in, split
 from .higher_order import custom_vjp, stop_gradient, while_loop
 from .ir import aval_of
 
-__all__ = ["gamma", "loggamma", "beta", "dirichlet", "chisquare", "f", "t", "generalized_normal"]
+__all__ = ["gamma", "loggamma", "beta", "dirichlet", "chisquare", "f", "t", "generalized_normal",
+           "poisson"]
 
 _TINY = 2.0 ** -55            # a term this far below the sum no longer changes it
 
@@ -137,15 +139,25 @@ _implicit = custom_vjp(_implicit)
 _implicit.defvjp(lambda a, z: (z, (a, z)), _implicit_bwd)
 
 
+def _rounds(key, shape, n_uniform, propose, init):
+    """Rejection rounds until every entry is accepted: round i draws n_uniform uniforms per
+    entry from fold_in(key, i); propose(u) -> (candidates, which are accepted)."""
+    def step(s):
+        i, value, done = s
+        u = _unit(fold_in(key, i), shape + (n_uniform,), np.float64)
+        cand, ok = propose(u)
+        return i + 1, fnp.where(done, value, cand), done | ok
+    return while_loop(lambda s: ~fnp.all(s[2]), step,
+                      (np.int64(0), init, fnp.zeros(shape, dtype=bool)))[1]
+
+
 def _marsaglia_tsang(key, a, shape):
     """Gamma(a) draws for a >= 1 (float64, a of the result's shape): rounds of Marsaglia &
-    Tsang's method until every entry is accepted; round i uses fold_in(key, i)'s numbers."""
+    Tsang's method until every entry is accepted (_rounds)."""
     d = a - 1.0 / 3.0
     c = 1.0 / fnp.sqrt(9.0 * d)
 
-    def step(s):
-        i, z, done = s
-        u = _unit(fold_in(key, i), shape + (3,), np.float64)
+    def propose(u):
         x = fnp.sqrt(-2.0 * fnp.log1p(-u[..., 0])) * fnp.cos(2.0 * np.pi * u[..., 1])
         v = (1.0 + c * x) ** 3
         w = u[..., 2] + 2.0 ** -54                      # in (0, 1)
@@ -153,9 +165,8 @@ def _marsaglia_tsang(key, a, shape):
         logv = fnp.log(fnp.where(pos, v, 1.0))
         ok = pos & ((w < 1.0 - 0.0331 * x ** 4) |
                     (fnp.log(w) < 0.5 * x * x + d * (1.0 - v + logv)))
-        return i + 1, fnp.where(done, z, d * v), done | ok
-    init = (np.int64(0), fnp.zeros(shape), fnp.zeros(shape, dtype=bool))
-    return while_loop(lambda s: ~fnp.all(s[2]), step, init)[1]
+        return d * v, ok
+    return _rounds(key, shape, 3, propose, fnp.zeros(shape))
 
 
 def _draw(key, a, shape):
@@ -295,3 +306,60 @@ def generalized_normal(key, p, shape=(), dtype=np.float64):
     keys, shape, (p,) = _split_params(key, "generalized_normal", shape, p)
     sign = 2.0 * fnp.floor(2.0 * _unit(keys[0], shape, np.float64)) - 1.0
     return fnp.astype(sign * fnp.exp(loggamma(keys[1], 1.0 / p, shape) / p), _float(dtype))
+
+
+_LOG_FACTORIALS = np.array([0.0] + list(np.cumsum(np.log(np.arange(1.0, 10.0)))))
+
+
+def _log_factorial(k):
+    """log k! for integers k >= 0 (float64): a table below 10, Stirling's series (seven terms,
+    error below 1e-15) from 10 up."""
+    x = fnp.maximum(k, 10.0) + 1.0
+    w = 1.0 / (x * x)
+    tail = (1 / 12 - w * (1 / 360 - w * (1 / 1260 - w * (1 / 1680 - w * (1 / 1188 - w * (
+        691 / 360360 - w / 156)))))) / x
+    big = (x - 0.5) * fnp.log(x) - x + 0.5 * np.log(2 * np.pi) + tail
+    small = fnp.take(_LOG_FACTORIALS, fnp.astype(fnp.clip(k, 0.0, 9.0), np.int64))
+    return fnp.where(k < 10.0, small, big)
+
+
+def poisson(key, lam, shape=None, dtype=np.int64):
+    """Poisson(lam) counts, exactly: below lam = 10, Knuth's method (multiply uniforms until
+    the product falls below exp(-lam)); from 10 up, Hormann's (1993) transformed rejection
+    (PTRS), each in rounds until every entry is done. No derivative (the draws are integers).
+
+        >>> k = fg.random.poisson(fg.random.key(0), np.array([0.5, 4.0, 80.0]))
+        >>> k.dtype
+        dtype('int64')
+    """
+    key = _check_key(key, "poisson")
+    shape = _result_shape(shape, lam)
+    lam = stop_gradient(fnp.broadcast_to(fnp.astype(lam, np.float64), shape))
+    k_small, k_big = split(key)
+    small = lam < 10.0
+    limit = fnp.exp(-fnp.where(small, lam, 0.0))
+
+    def knuth(s):                       # count until the product of uniforms < exp(-lam)
+        i, count, prod, done = s
+        prod = prod * (_unit(fold_in(k_small, i), shape, np.float64) + 2.0 ** -54)
+        stop = prod < limit
+        return i + 1, fnp.where(done | stop, count, count + 1.0), prod, done | stop
+    count = while_loop(lambda s: ~fnp.all(s[3]), knuth,
+                       (np.int64(0), fnp.zeros(shape), fnp.ones(shape), ~small))[1]
+
+    lam_b = fnp.where(small, 10.0, lam)
+    loglam, b = fnp.log(lam_b), 0.931 + 2.53 * fnp.sqrt(lam_b)
+    a = -0.059 + 0.02483 * b
+    inv_alpha, vr = 1.1239 + 1.1328 / (b - 3.4), 0.9277 - 3.6224 / (b - 2.0)
+
+    def ptrs(u):
+        uu, v = u[..., 0] + (2.0 ** -54 - 0.5), u[..., 1] + 2.0 ** -54     # both open
+        us = 0.5 - fnp.abs(uu)
+        k = fnp.floor((2.0 * a / us + b) * uu + lam_b + 0.43)
+        quick = (us >= 0.07) & (v <= vr)
+        bad = (k < 0.0) | ((us < 0.013) & (v > us))
+        logv = fnp.log(v) + fnp.log(inv_alpha) - fnp.log(a / (us * us) + b)
+        full = logv <= -lam_b + k * loglam - _log_factorial(fnp.maximum(k, 0.0))
+        return k, quick | (~bad & full)
+    big = _rounds(k_big, shape, 2, ptrs, fnp.zeros(shape))
+    return fnp.astype(fnp.where(small, count, big), dtype)

@@ -133,13 +133,29 @@ def test_batched_draws_and_derivatives_are_the_loops():
     keys, shapes = R.split(KEY, 3), np.array([0.2, 1.5, 9.0])
 
     def one(k, a):
-        return R.gamma(k, a, (4,)), fg.grad(lambda a: fnp.sum(R.beta(k, a, 2.0, (4,))))(a)
+        return (R.gamma(k, a, (4,)), fg.grad(lambda a: fnp.sum(R.beta(k, a, 2.0, (4,))))(a),
+                R.poisson(k, np.array([0.5, 9.0, 12.0, 300.0]) * a))
     got = fg.jit(fg.vmap(one))(keys, shapes)
     with fg.disable_jit():
         want = [one(k, a) for k, a in zip(keys, shapes)]
-    for i, (z, g) in enumerate(want):
+    for i, (z, g, n) in enumerate(want):
         np.testing.assert_allclose(got[0][i], z, rtol=1e-13)
         np.testing.assert_allclose(got[1][i], g, rtol=1e-12)
+        np.testing.assert_array_equal(got[2][i], n)
+
+
+@pytest.mark.parametrize("lam", [0.3, 4.0, 9.99, 10.0, 37.0, 1000.0])
+def test_poisson_frequencies(lam):
+    """Knuth's method below 10, Hormann's transformed rejection from 10: chi-square against
+    SciPy's probabilities (the tails beyond the 1e-4 quantiles pooled)."""
+    with fg.disable_jit():
+        x = R.poisson(R.fold_in(KEY, int(lam * 100)), lam, (N,))
+    assert x.dtype == np.int64
+    lo, hi = ss.poisson(lam).ppf([1e-4, 1 - 1e-4]).astype(int)
+    inner = np.arange(lo + 1, hi)
+    seen = np.array([np.sum(x <= lo), *np.bincount(x, minlength=hi + 1)[inner], np.sum(x >= hi)])
+    p = np.diff(np.concatenate([[0.0], ss.poisson(lam).cdf(np.arange(lo, hi)), [1.0]]))
+    assert ss.chisquare(seen, N * p).pvalue > 1e-3
 
 
 def test_second_derivatives_follow_the_quantile():
