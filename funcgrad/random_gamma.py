@@ -81,9 +81,12 @@ def _fraction(a, logz):
     # (n, A_(n-1), A_n, B_(n-1), B_n and their a-derivatives, the last two estimates)
     init = (zero, one, b0, zero, one, zero, -one, zero, zero, c / b0 + 1.0 / (b0 * b0), zero)
 
-    def more(s):
+    most = 50.0 * fnp.sqrt(a) + 500.0   # (it needs O(sqrt(a)) terms: 98 at a = z = 1000)
+
+    def more(s):                        # until |change| < 2^-46 |g| (rounding: ~4e-15)
         g, g_old = s[9], s[10]
-        return fnp.any((s[0] < 1.0) | (fnp.abs(g - g_old) > 2.0 ** -46 * fnp.abs(g)))
+        going = (fnp.abs(g - g_old) > 2.0 ** -46 * fnp.abs(g)) & (s[0] < most)
+        return fnp.any((s[0] < 1.0) | going)
 
     def step(s):
         n, am, a0, bm, b0_, dam, da0, dbm, db0, g, _ = s
@@ -101,11 +104,14 @@ def _fraction(a, logz):
 
 
 def _dlogz_da(a, logz):
-    """d log z / da of a Gamma(a) draw z held at its quantile (a and logz of one shape)."""
+    """d log z / da of a Gamma(a) draw z held at its quantile (a and logz of one shape); NaN
+    where a is not positive and finite or z is not positive and finite."""
+    ok = (a > 0.0) & (a < np.inf) & (fnp.abs(logz) < np.inf)
+    a, logz = fnp.where(ok, a, 1.0), fnp.where(ok, logz, 0.0)
     use_series = logz < fnp.log(a + 1.0)
     s = _series(a, fnp.where(use_series, logz, fnp.log(a)))
     f = _fraction(a, fnp.where(use_series, fnp.log(a + 2.0), logz))
-    return fnp.where(use_series, s, f)
+    return fnp.where(ok, fnp.where(use_series, s, f), np.nan)
 
 
 def _implicit_log(a, logz):
@@ -172,10 +178,11 @@ def _marsaglia_tsang(key, a, shape):
 def _draw(key, a, shape):
     """(z, log b): Gamma(a) draws are z b, z from Marsaglia & Tsang's method with a + 1 below
     a = 1 and a above, b = U^(1/a) below a = 1 (its log, so that it cannot underflow) and 1
-    above. No derivative."""
+    above; z is NaN where a is not positive (or NaN). No derivative."""
     k_loop, k_boost = split(key)
-    small = a < 1.0
-    z = _marsaglia_tsang(k_loop, fnp.where(small, a + 1.0, a), shape)
+    valid, small = a > 0.0, a < 1.0
+    z = _marsaglia_tsang(k_loop, fnp.where(valid, fnp.where(small, a + 1.0, a), 1.0), shape)
+    z = fnp.where(valid, z, np.nan)
     u = _unit(k_boost, shape, np.float64) + 2.0 ** -54
     return z, fnp.where(small, fnp.log(u) / fnp.where(small, a, 1.0), 0.0)
 
@@ -326,7 +333,8 @@ def _log_factorial(k):
 def poisson(key, lam, shape=None, dtype=np.int64):
     """Poisson(lam) counts, exactly: below lam = 10, Knuth's method (multiply uniforms until
     the product falls below exp(-lam)); from 10 up, Hormann's (1993) transformed rejection
-    (PTRS), each in rounds until every entry is done. No derivative (the draws are integers).
+    (PTRS), each in rounds until every entry is done; -1 where lam is negative, infinite or
+    NaN. No derivative (the draws are integers).
 
         >>> k = fg.random.poisson(fg.random.key(0), np.array([0.5, 4.0, 80.0]))
         >>> k.dtype
@@ -336,8 +344,9 @@ def poisson(key, lam, shape=None, dtype=np.int64):
     shape = _result_shape(shape, lam)
     lam = stop_gradient(fnp.broadcast_to(fnp.astype(lam, np.float64), shape))
     k_small, k_big = split(key)
+    good = (lam >= 0.0) & (lam < np.inf)
     small = lam < 10.0
-    limit = fnp.exp(-fnp.where(small, lam, 0.0))
+    limit = fnp.exp(-fnp.where(small & good, lam, 0.0))
 
     def knuth(s):                       # count until the product of uniforms < exp(-lam)
         i, count, prod, done = s
@@ -345,9 +354,9 @@ def poisson(key, lam, shape=None, dtype=np.int64):
         stop = prod < limit
         return i + 1, fnp.where(done | stop, count, count + 1.0), prod, done | stop
     count = while_loop(lambda s: ~fnp.all(s[3]), knuth,
-                       (np.int64(0), fnp.zeros(shape), fnp.ones(shape), ~small))[1]
+                       (np.int64(0), fnp.zeros(shape), fnp.ones(shape), ~(small & good)))[1]
 
-    lam_b = fnp.where(small, 10.0, lam)
+    lam_b = fnp.where(good & ~small, lam, 10.0)
     loglam, b = fnp.log(lam_b), 0.931 + 2.53 * fnp.sqrt(lam_b)
     a = -0.059 + 0.02483 * b
     inv_alpha, vr = 1.1239 + 1.1328 / (b - 3.4), 0.9277 - 3.6224 / (b - 2.0)
@@ -362,4 +371,4 @@ def poisson(key, lam, shape=None, dtype=np.int64):
         full = logv <= -lam_b + k * loglam - _log_factorial(fnp.maximum(k, 0.0))
         return k, quick | (~bad & full)
     big = _rounds(k_big, shape, 2, ptrs, fnp.zeros(shape))
-    return fnp.astype(fnp.where(small, count, big), dtype)
+    return fnp.astype(fnp.where(good, fnp.where(small, count, big), -1.0), dtype)

@@ -179,3 +179,16 @@ def test_dtypes_and_errors():
             R.gamma(np.zeros(2), 1.0)
         with pytest.raises(TypeError, match="float64 or float32"):
             R.beta(KEY, 1.0, 1.0, dtype=np.int32)
+
+
+def test_invalid_parameters_give_nan_and_do_not_hang():
+    """A rejection loop that never accepts would never end: shapes that are not positive give
+    NaN draws (loops skip them), counts -1; the derivative's loops skip them too."""
+    bad = np.array([-1.0, 0.0, np.nan, 0.5, 2.0])
+    with fg.disable_jit(), np.errstate(all="ignore"):
+        z = R.gamma(KEY, bad)
+        dz = fg.grad(lambda a: fnp.sum(R.loggamma(KEY, a)))(bad)
+        n = R.poisson(KEY, np.array([-1.0, np.nan, np.inf, 0.0, 20.0]))
+        assert R.gamma(KEY, np.inf) == np.inf
+    assert np.all(np.isnan(z[:3])) and np.all(z[3:] > 0) and np.all(np.isnan(dz[:3]))
+    assert n[:3].tolist() == [-1, -1, -1] and n[3] == 0 and n[4] > 0
