@@ -213,6 +213,13 @@ LOWERINGS = {
     "sin": _complex_func("sin", vecmath="fast", twin=("sin_cos", 0)),
     "cos": _complex_func("cos", vecmath="fast", twin=("sin_cos", 1)),
     "logaddexp": Lowering(vecmath="fast"),
+    # scipy.special's (primitives/special_functions.py): libm's erf and erfc, specialmath.py's
+    # others, all computed in float64 (numpy_call rounds a float32 result once, as SciPy)
+    **{name: Lowering(scalar=call.format("{0}"), by_kind={"f": call.format("np.float64({0})")})
+       for name, call in (("erf", "math.erf({})"), ("erfc", "math.erfc({})"),
+                          ("gammaln", "_vm.gammaln({})"), ("digamma", "_vm.digamma({})"),
+                          ("ndtri", "_vm.ndtri({})"), ("erfinv", "_vm.erfinv({})"),
+                          ("polygamma", "_vm.polygamma({{n}}, {})"))},
     "cbrt": Lowering(vecmath="accurate"),
     # inside loop nests (fusion.py); outside them gather and scatter are statements
     "broadcast_in_dim": Lowering(index_map=_broadcast_positions, fresh=True),

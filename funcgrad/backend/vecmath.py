@@ -587,6 +587,7 @@ from .runtime import dot, dot_into, threefry_bits  # noqa: E402,F401  (disk-cach
 from .lapack import (  # noqa: E402,F401  (the same)
     lapack_cholesky, lapack_cofactor, lapack_det, lapack_eig, lapack_eigh, lapack_inv, lapack_lu,
     lapack_pinv, lapack_slogdet, lapack_solve, lapack_svd)
+from .specialmath import digamma, erfinv, gammaln, ndtri, polygamma  # noqa: E402,F401  (the same)
 
 
 # ---- compiled-once versions, for very large kernels ----------------------------------------------
@@ -603,9 +604,9 @@ def _outline():
     """
     module = _pytypes.ModuleType(__name__ + ".outlined", _outline.__doc__)
     for name, fn in list(globals().items()):
-        if (not name.startswith("_") and isinstance(fn, numba.core.registry.CPUDispatcher)
-                and fn.targetoptions.get("inline") == "always"):
-            setattr(module, name, numba.njit(error_model="numpy")(fn.py_func))
+        if not name.startswith("_") and isinstance(fn, numba.core.registry.CPUDispatcher):
+            inlined = fn.targetoptions.get("inline") == "always"      # (others: already called)
+            setattr(module, name, numba.njit(error_model="numpy")(fn.py_func) if inlined else fn)
     module.c_multiply = c_multiply      # (an intrinsic, LLVM code: nothing to outline)
     return module
 

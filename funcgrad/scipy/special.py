@@ -2,12 +2,15 @@
 order, named as in scipy.special (and jax.scipy.special).
 
 The ones that are compositions of funcgrad operations (expit, logit, xlogy, xlog1py, ndtr,
-logsumexp) compile like any other code; the others (erf, erfc, erfinv, ndtri, gammaln,
-digamma, polygamma, log_ndtr, betaln, gammainc, gammaincc) call SciPy's ufunc back from traced
-and compiled code (a Python round trip per call in a kernel: correct, not fast) with their
-derivatives given in closed form, each itself differentiable: gammaln' = digamma =
-polygamma(0), polygamma(n)' = polygamma(n + 1). gammainc and gammaincc are differentiable in
-x only: asking for the derivative with respect to the shape parameter a raises.
+logsumexp) compile like any other code. erf, erfc, erfinv, ndtri, gammaln, digamma and
+polygamma are primitives with native code in compiled kernels (funcgrad/primitives/
+special_functions.py; the interpreter runs SciPy's ufunc, kernels the backend's versions in
+funcgrad/backend/specialmath.py, which agree to about 1e-15 relative), for real arguments.
+The others (log_ndtr, betaln, gammainc, gammaincc) call SciPy's ufunc back from traced and
+compiled code (a Python round trip per call in a kernel: correct, not fast). All have their
+derivatives in closed form, each itself differentiable: gammaln' = digamma = polygamma(0),
+polygamma(n)' = polygamma(n + 1). gammainc and gammaincc are differentiable in x only: asking
+for the derivative with respect to the shape parameter a raises.
 Calling the scipy.special ufunc itself on a traced value (`scipy.special.erf(x)` inside
 fg.grad) reaches these.
 
@@ -24,6 +27,7 @@ from .. import numpy as fnp
 from .._errors import UnsupportedFunctionError
 from ..higher_order import custom_vjp, pure_callback
 from ..nn import erf, sigmoid as expit
+from ..primitives import special_functions as _native
 from ..primitives.base import FOREIGN_UFUNCS
 
 __all__ = ["erf", "erfc", "erfinv", "expit", "logit", "xlogy", "xlog1py", "ndtr", "log_ndtr",
@@ -56,33 +60,23 @@ def _floats(*xs):
     return [x.astype(dtype) for x in fnp.broadcast_arrays(*xs)]
 
 
-@custom_vjp
 def erfc(x):
     """scipy.special.erfc, 1 - erf(x) without cancellation; derivative -2/sqrt(pi) exp(-x^2).
 
         >>> fg.scipy.special.erfc(np.array([0.0, 5.0]))
         array([1.00000000e+00, 1.53745979e-12])
     """
-    return _callback("erfc", x)
+    return _native.erfc(x)
 
 
-erfc.defvjp(lambda x: (erfc(x), x), lambda x, ct: (-ct * (2.0 / _SQRT_PI) * fnp.exp(-x * x),))
-
-
-@custom_vjp
 def erfinv(x):
     """scipy.special.erfinv; derivative sqrt(pi)/2 exp(erfinv(x)^2).
 
         >>> fg.grad(lambda x: fg.scipy.special.erfinv(x))(0.0)     # sqrt(pi) / 2
     """
-    return _callback("erfinv", x)
+    return _native.erfinv(x)
 
 
-erfinv.defvjp(lambda x: (erfinv(x), x),     # (bwd recomputes erfinv: differentiable again)
-              lambda x, ct: (ct * (_SQRT_PI / 2.0) * fnp.exp(erfinv(x) ** 2),))
-
-
-@custom_vjp
 def ndtri(p):
     """scipy.special.ndtri, the inverse of ndtr (the standard normal quantile function);
     derivative sqrt(2 pi) exp(ndtri(p)^2 / 2).
@@ -90,11 +84,7 @@ def ndtri(p):
         >>> fg.scipy.special.ndtri(np.array([0.5, 0.975]))
         array([0.       , 1.95996398])
     """
-    return _callback("ndtri", p)
-
-
-ndtri.defvjp(lambda p: (ndtri(p), p),
-             lambda p, ct: (ct * math.sqrt(2 * math.pi) * fnp.exp(0.5 * ndtri(p) ** 2),))
+    return _native.ndtri(p)
 
 
 @custom_vjp
@@ -112,16 +102,6 @@ log_ndtr.defvjp(lambda x: (log_ndtr(x), x),
                                             - log_ndtr(x)),))
 
 
-@functools.lru_cache(maxsize=None)
-def _polygamma(n):
-    """polygamma(n, .) as a function of x with its derivative polygamma(n + 1, .)."""
-    @custom_vjp
-    def f(x):
-        return _callback("polygamma", x, head=(n,))
-    f.defvjp(lambda x: (f(x), x), lambda x, ct: (ct * _polygamma(n + 1)(x),))
-    return f
-
-
 def polygamma(n, x):
     """scipy.special.polygamma(n, x) for an integer n >= 0 (the n-th derivative of digamma);
     differentiable in x to any order.
@@ -129,10 +109,7 @@ def polygamma(n, x):
         >>> fg.scipy.special.polygamma(1, np.array([1.0]))          # pi^2 / 6
         array([1.64493407])
     """
-    n = int(n)
-    if n < 0:
-        raise ValueError(f"polygamma: n must be a non-negative integer, got {n}")
-    return _polygamma(n)(x)
+    return _native.polygamma(n, x)
 
 
 def digamma(x):
@@ -140,20 +117,16 @@ def digamma(x):
 
         >>> fg.scipy.special.digamma(1.0)                            # -euler_gamma
     """
-    return _polygamma(0)(x)
+    return _native.digamma(x)
 
 
-@custom_vjp
 def gammaln(x):
     """scipy.special.gammaln, log |Gamma(x)|; derivative digamma(x).
 
         >>> fg.scipy.special.gammaln(np.array([1.0, 5.0]))           # 0, log 24
         array([0.        , 3.17805383])
     """
-    return _callback("gammaln", x)
-
-
-gammaln.defvjp(lambda x: (gammaln(x), x), lambda x, ct: (ct * digamma(x),))
+    return _native.gammaln(x)
 
 
 @custom_vjp
