@@ -116,6 +116,13 @@ EXTRA_ELEMENTWISE = {
     "astype(int64)": Op(lambda x: _in_range(x, np.int64).astype(np.int64), 1),
     "astype(int32)": Op(lambda x: _in_range(x, np.int32).astype(np.int32), 1),
     "astype(bool)": Op(lambda x: x.astype(bool), 1),
+    # scipy.special's primitives (funcgrad/primitives/special_functions.py)
+    "erf": Op(fg.scipy.special.erf, 1), "erfc": Op(fg.scipy.special.erfc, 1),
+    "gammaln": Op(fg.scipy.special.gammaln, 1, "positive"),
+    "digamma": Op(fg.scipy.special.digamma, 1, "positive"),
+    "polygamma(2, x)": Op(lambda x: fg.scipy.special.polygamma(2, x), 1, "positive"),
+    "ndtri(0.5 + x / 2)": Op(lambda x: fg.scipy.special.ndtri(0.5 + 0.5 * x), 1, "unit"),
+    "erfinv": Op(fg.scipy.special.erfinv, 1, "unit"),
 }
 ELEMENTWISE_OPS = {name: Op(getattr(fnp, name), ufunc.nin, domain)
                    for name, (_, ufunc, domain) in ELEMENTWISE.items()}
