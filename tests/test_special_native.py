@@ -51,14 +51,18 @@ FUNCTIONS = {
 _rng = np.random.default_rng(0)
 _TINY = np.exp(_rng.uniform(-745, -1, 300))
 # every function sees every point: the tails and special points of all of them
+_ONE_MINUS = 1 - _TINY[_TINY > 1e-16]
 GRID = np.concatenate([
-    _rng.uniform(-40, 40, 400), _rng.uniform(-1, 1, 400), _TINY, -_TINY, 1 - _TINY[_TINY > 1e-16],
-    -(1 - _TINY[_TINY > 1e-16]), np.exp(_rng.uniform(-5, 709, 200)), -np.exp(_rng.uniform(-5, 700, 200)),
+    _rng.uniform(-40, 40, 400), _rng.uniform(-1, 1, 400), _TINY, -_TINY, _ONE_MINUS, -_ONE_MINUS,
+    np.exp(_rng.uniform(-5, 709, 200)), -np.exp(_rng.uniform(-5, 700, 200)),
     1 + _rng.uniform(-1e-6, 1e-6, 40), 2 + _rng.uniform(-1e-6, 1e-6, 40),
-    1.4616321449683622 + _rng.uniform(-0.3, 0.3, 40), -0.5040830082644554 + _rng.uniform(-0.1, 0.1, 40),
-    -np.arange(1.0, 30.0) + 1e-9, -np.arange(1.0, 30.0) - 3e-7, -np.arange(0.0, 30.0), -_rng.uniform(0, 30, 200),
-    [np.nan, np.inf, -np.inf, 0.0, -0.0, 5e-324, -5e-324, 1e-300, 1.0 - 1.1e-16, 0.5, 1.0, 2.0, 1e308, -1e308,
-     1.5, -0.5, 0.85, -0.85, 0.925, 0.075, 1e-16, 1 - 2 ** -53, 26.5, 27.5, -26.5, -6.0, 171.5]])
+    1.4616321449683622 + _rng.uniform(-0.3, 0.3, 40),
+    -0.5040830082644554 + _rng.uniform(-0.1, 0.1, 40),
+    -np.arange(1.0, 30.0) + 1e-9, -np.arange(1.0, 30.0) - 3e-7, -np.arange(0.0, 30.0),
+    -_rng.uniform(0, 30, 200),
+    [np.nan, np.inf, -np.inf, 0.0, -0.0, 5e-324, -5e-324, 1e-300, 1.0 - 1.1e-16, 0.5, 1.0, 2.0,
+     1e308, -1e308, 1.5, -0.5, 0.85, -0.85, 0.925, 0.075, 1e-16, 1 - 2 ** -53, 26.5, 27.5,
+     -26.5, -6.0, 171.5]])
 
 
 def all_of(x):
@@ -75,7 +79,8 @@ def assert_close_to(got, x, name, rtol=RTOL, tiny=1e-300):
     if name.startswith("polygamma"):
         keep = ~(x < -100) | (x == np.floor(x))
         got, x = got[keep], x[keep]
-    want = FUNCTIONS[name][1](x)
+    with np.errstate(all="ignore"):
+        want = FUNCTIONS[name][1](x)
     assert got.dtype == want.dtype, (name, got.dtype, want.dtype)
     finite = np.isfinite(want)
     np.testing.assert_array_equal(got[~finite], want[~finite], err_msg=f"{name} at {x[~finite]}")
@@ -146,7 +151,8 @@ def test_no_scipy_called_back_from_kernels():
     x = np.linspace(0.1, 0.9, 5)
 
     def loss(x):
-        return fnp.sum(sum(f(x) for f in (sp.erf, sp.erfc, sp.gammaln, sp.psi, sp.ndtri, sp.erfinv)))
+        ufuncs = (sp.erf, sp.erfc, sp.gammaln, sp.psi, sp.ndtri, sp.erfinv)
+        return fnp.sum(sum(f(x) for f in ufuncs))
     grad = fg.grad(loss)
     for fn, arg in ((all_of, x), (grad, x), (fg.grad(fg.grad(fg.nn.erf)), 0.5)):
         lowered = fg.jit(fn).lower(arg)

@@ -1,6 +1,7 @@
-"""Native scalar versions of scipy.special's gammaln, digamma, polygamma, ndtri and erfinv for generated
-kernels (erf and erfc are libm's, through Numba's math.erf and math.erfc); vecmath re-exports
-them, so kernels call `_vm.gammaln(x)` and a change here changes every kernel's cache key.
+"""Native scalar versions of scipy.special's gammaln, digamma, polygamma, ndtri and erfinv for
+generated kernels (erf and erfc are libm's, through Numba's math.erf and math.erfc); vecmath
+re-exports them, so kernels call `_vm.gammaln(x)` and a change here changes every kernel's
+cache key.
 
 They are ordinary Numba functions with Numba's on-disk cache (as runtime.py's): compiled once
 per machine, called from kernels. Each takes and returns float64; a float32 result is computed
@@ -22,9 +23,12 @@ in float64 and rounded once, as SciPy's float32 loops do. Special values follow 
 - erfinv(x) = ndtri((1 + x) / 2) / sqrt(2), computed without forming (1 + x) / 2: the
   central approximation in q = x / 2 (exact), the tails in (1 - |x|) / 2 (exact for
   |x| >= 1/2), so small |x| and |x| near 1 keep full relative accuracy; +-inf at +-1.
+- polygamma(n, x) = (-1)^(n+1) n! zeta(n + 1, x), the Hurwitz zeta summed up to x + k >= 15 +
+  n and completed by Euler-Maclaurin; below 0 from arguments above 0 only (no loop over the
+  |x| terms); (-1)^(n+1) inf at the poles and at -inf.
 
-The Taylor coefficients, (-1)^(n+1) zeta(n + 1, r) / 1 at a root r of digamma and
-(-1)^n zeta(n) / n at 1 for gammaln, were computed with mpmath at 50 digits.
+The Taylor coefficients, (-1)^(n+1) zeta(n + 1, r) at a root r of digamma and (-1)^n zeta(n)
+/ n at 1 for gammaln, were computed with mpmath at 50 digits.
 """
 import math
 

@@ -66,7 +66,8 @@ def _unary(name, vjp, domain, singular=True):
     return prim, fn
 
 
-_2_SQRT_PI, _SQRT_PI_2, _SQRT_2PI = 2.0 / math.sqrt(math.pi), math.sqrt(math.pi) / 2.0, math.sqrt(2.0 * math.pi)
+_2_SQRT_PI, _SQRT_PI_2 = 2.0 / math.sqrt(math.pi), math.sqrt(math.pi) / 2.0
+_SQRT_2PI = math.sqrt(2.0 * math.pi)
 
 erf_p, erf = _unary("erf", lambda ct, x, *, out: (ct * _2_SQRT_PI * exp(-(x * x)),), "real",
                     singular=False)
