@@ -166,6 +166,14 @@ def _convert_special(e):
     return None
 
 
+def _shift_special(name):
+    """NumPy's shifts: defined for every count (vecmath's left_shift_int/right_shift_int)."""
+    def special(e):
+        dt = np.dtype(e.outputs[0].aval.dtype)
+        return f"_vm.{name}_int({{0}}, {{1}}, {8 * dt.itemsize})" if dt.kind in "iu" else None
+    return special
+
+
 _INT_AND_UINT = lambda t: {"i": t, "u": t}          # noqa: E731
 
 
@@ -200,6 +208,8 @@ LOWERINGS = {
     "fmod": Lowering(by_kind=_INT_AND_UINT("_vm.fmod_int({0}, {1})")),
     "power": Lowering(by_kind={"f": "_vm.power({0}, {1})", "c": "_vm.c_power_{cdtype}({0}, {1})"}),
     "integer_pow": Lowering(scalar="({0} ** {y})", special=_integer_pow_special),
+    "left_shift": Lowering(special=_shift_special("left_shift")),
+    "right_shift": Lowering(special=_shift_special("right_shift")),
     "convert_element_type": Lowering(scalar="{dtype}({0})", special=_convert_special),
     **{name: _lexicographic(name, scalar) for name, scalar in (
         ("less", "({0} < {1})"), ("less_equal", "({0} <= {1})"), ("greater", "({0} > {1})"),

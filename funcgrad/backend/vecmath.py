@@ -572,6 +572,24 @@ def fmod_int(a, b):
 
 
 @numba.njit(inline="always", error_model="numpy")
+def left_shift_int(a, b, bits):
+    """NumPy's integer left_shift: 0 where the count is negative or not below the width in
+    bits (C leaves those shifts undefined; the machine's shift takes the count mod the width)."""
+    if b < 0 or b >= bits:
+        return a - a
+    return a << b
+
+
+@numba.njit(inline="always", error_model="numpy")
+def right_shift_int(a, b, bits):
+    """NumPy's integer right_shift: arithmetic; -1 or 0 (by a's sign) where the count is
+    negative or not below the width in bits."""
+    if b < 0 or b >= bits:
+        return (a - a) - 1 if a < 0 else a - a
+    return a >> b
+
+
+@numba.njit(inline="always", error_model="numpy")
 def power(a, b):
     """a ** b as NumPy's ufunc computes it elementwise: C pow; never raises (0.0 ** -1.0 is
     inf). NumPy's scalar-exponent shortcut (0.5 -> sqrt) is taken while tracing."""
