@@ -26,7 +26,7 @@ import numpy as np
 from .. import numpy as fnp
 from .._errors import UnsupportedFunctionError
 from ..higher_order import custom_vjp, pure_callback
-from ..nn import erf, sigmoid as expit
+from ..nn import sigmoid as expit
 from ..primitives import special_functions as _native
 from ..primitives.base import FOREIGN_UFUNCS
 
@@ -58,6 +58,16 @@ def _floats(*xs):
     xs = [fnp.asarray(x) * 1.0 for x in xs]
     dtype = np.result_type(*[x.dtype for x in xs])
     return [x.astype(dtype) for x in fnp.broadcast_arrays(*xs)]
+
+
+def erf(x):
+    """scipy.special.erf, the error function; derivative 2/sqrt(pi) exp(-x^2), to any order
+    (the same function as fg.nn.erf).
+
+        >>> fg.scipy.special.erf(np.array([0.0, 0.5]))
+        array([0.        , 0.52049988])
+    """
+    return _native.erf(x)
 
 
 def erfc(x):
