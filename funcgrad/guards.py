@@ -66,7 +66,9 @@ def library_code(code):
 @functools.lru_cache(maxsize=4096)
 def _library_module(name):
     top = (name or "builtins").partition(".")[0]
-    file = getattr(sys.modules.get(top), "__file__", None)
+    # (a namespace package, a folder without __init__.py, has no file: its module's says)
+    file = (getattr(sys.modules.get(top), "__file__", None)
+            or getattr(sys.modules.get(name), "__file__", None))
     return (top in _LIB_PACKAGES or top in sys.stdlib_module_names or file is None
             or _library_file(file))
 

@@ -474,3 +474,32 @@ def test_code_the_state_checks_cannot_reach_keeps_a_function_interpreted():
         assert not policy.tiers(loss)[("grad", 0, False)].jitted
     finally:
         policy.threshold = old
+
+
+def test_callable_objects_of_a_namespace_package_module_are_the_users(tmp_path, monkeypatch):
+    """A class of a module in a folder without __init__.py (a namespace package, as pytest's
+    importlib mode also makes of tests/) is the user's: its instances' state is guarded and
+    the gradient compiles (it was taken for a library class and never compiled)."""
+    import importlib
+    import sys
+    (tmp_path / "nspkg_fg").mkdir()
+    (tmp_path / "nspkg_fg" / "model.py").write_text(
+        "import numpy as np\nimport funcgrad.numpy as fnp\n"
+        "class Model:\n    def __init__(self):\n        self.w = np.ones(2)\n"
+        "    def __call__(self, x):\n        return fnp.sum(self.w * x ** 2)\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    kept, keep = [], tiering._Tier._keep
+    monkeypatch.setattr(tiering._Tier, "_keep",
+                        lambda tier, sig, jitted: (kept.append(sig), keep(tier, sig, jitted)))
+    m = importlib.import_module("nspkg_fg.model").Model()
+    try:
+        assert getattr(sys.modules["nspkg_fg"], "__file__", None) is None    # (namespace)
+        x, g = np.array([1.0, 2.0]), fg.grad(m)
+        for step in range(8):
+            assert_same(g(x), 2.0 * m.w * x)
+            if step == 4:
+                assert kept, "the gradient of the callable object never compiled"
+                m.w[1] = 3.0                    # in place, after compiling
+    finally:
+        sys.modules.pop("nspkg_fg.model", None)
+        sys.modules.pop("nspkg_fg", None)

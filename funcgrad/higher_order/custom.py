@@ -26,7 +26,7 @@ from ..primitives.base import convert, define
 from ..primitives.special import custom_vjp_p, pure_callback_p, remat_barrier, stop_gradient_p
 from ..tracer import RULE_GIVEN, trace_flat
 from ..transforms.vjp import active_vars, backward_pass, forward_pass, vjp_program
-from ..tree_util import keystr, tree_flatten, tree_flatten_with_path, tree_map, tree_unflatten
+from ..tree_util import named_path, tree_flatten, tree_flatten_with_path, tree_map, tree_unflatten
 
 __all__ = ["stop_gradient", "custom_vjp", "custom_jvp", "checkpoint", "checkpoint_name",
            "checkpoint_policies", "pure_callback"]
@@ -123,7 +123,7 @@ class _Spec:
     def _input_name(self, k):
         """'args[1]' or 'args[0]["w"]': the k-th leaf of the differentiable arguments."""
         paths = tree_flatten_with_path(tree_unflatten(self.arg_tree, list(range(self.n_arg))))[0]
-        return keystr("args", paths[k][0])
+        return named_path("args", paths[k][0])
 
     def __repr__(self):
         return f"<bwd {getattr(self.rule, '__name__', self.rule)}>"
