@@ -66,16 +66,13 @@ def library_code(code):
 @functools.lru_cache(maxsize=4096)
 def _library_module(name):
     top = (name or "builtins").partition(".")[0]
-    # (a namespace package, a folder without __init__.py, has no file: its module's says)
-    file = (getattr(sys.modules.get(top), "__file__", None)
-            or getattr(sys.modules.get(name), "__file__", None))
+    file = (getattr(sys.modules.get(top), "__file__", None)      # (a namespace package:
+            or getattr(sys.modules.get(name), "__file__", None))   # its module's file)
     return (top in _LIB_PACKAGES or top in sys.stdlib_module_names or file is None
             or _library_file(file))
 
 
 _names_cache: dict = {}
-
-
 _DYNAMIC_LOOKUPS = frozenset({"globals", "vars", "getattr", "hasattr"})
 
 
