@@ -122,6 +122,7 @@ def register_dataclass(cls):
         return obj
 
     register_pytree_node(cls, lambda o: ([getattr(o, n) for n in names], None), unflatten)
+    _registry[cls] = _registry[cls]._replace(keys=lambda o, _: [GetAttrKey(n) for n in names])
     return cls
 
 
@@ -134,8 +135,12 @@ def _sorted_keys(d):
 
 register_pytree_node(tuple, lambda t: (list(t), None), lambda _, c: tuple(c))
 register_pytree_node(list, lambda t: (list(t), None), lambda _, c: list(c))
+for _t in (tuple, list):
+    _registry[_t] = _registry[_t]._replace(
+        keys=lambda t, _: [SequenceKey(i) for i in range(len(t))])
 register_pytree_node(dict, lambda d: ([d[k] for k in _sorted_keys(d)], tuple(_sorted_keys(d))),
                      lambda keys, c: dict(zip(keys, c)))
+_registry[dict] = _registry[dict]._replace(keys=lambda d, aux: [DictKey(k) for k in aux])
 register_pytree_node(type(None), lambda _: ([], None), lambda _, c: None)
 
 
@@ -159,7 +164,7 @@ def _dict_subclass_node(cls):
             new = cls.__new__(cls)
             dict.update(new, zip(keys, children))
             return new
-    return _NodeType(flatten, unflatten)
+    return _NodeType(flatten, unflatten, lambda d, aux: [DictKey(k) for k in aux[0]])
 
 
 def _node_type(x):
@@ -167,7 +172,8 @@ def _node_type(x):
     if nt is None:
         cls = type(x)
         if isinstance(x, tuple) and hasattr(cls, "_fields"):          # namedtuple
-            nt = _registry[cls] = _NodeType(lambda t: (list(t), None), lambda _, c: cls(*c))
+            nt = _registry[cls] = _NodeType(lambda t: (list(t), None), lambda _, c: cls(*c),
+                                            lambda t, _: [GetAttrKey(f) for f in cls._fields])
         elif isinstance(x, dict):
             nt = _registry[cls] = _dict_subclass_node(cls)
     return nt
@@ -403,16 +409,11 @@ class FlattenedIndexKey:
 
 
 def _child_keys(x, nt, children, aux):
+    """The path keys of a node's children: those its registration gives (dicts, sequences,
+    namedtuples, dataclasses, register_pytree_with_keys), else flat indices -- a type's own
+    fields say nothing about the children a custom flatten returns."""
     if nt.keys is not None:
         return nt.keys(x, aux)
-    if isinstance(x, dict):
-        return [DictKey(k) for k in (aux if type(x) is dict else aux[0])]
-    if hasattr(type(x), "_fields") or (dataclasses.is_dataclass(x) and not isinstance(x, type)):
-        names = type(x)._fields if hasattr(type(x), "_fields") else \
-            [f.name for f in dataclasses.fields(x)]
-        return [GetAttrKey(n) for n in names]
-    if isinstance(x, (tuple, list)):
-        return [SequenceKey(i) for i in range(len(children))]
     return [FlattenedIndexKey(i) for i in range(len(children))]
 
 

@@ -96,3 +96,18 @@ def test_fit_names_a_vector_loss_and_warns_where_the_loss_stops_being_finite():
     assert first > 0 and f"is nan at step {first} of 4" in message
     assert "fg.debug_nans(loss)" in message and "learning rate" in message
     assert np.all(np.isfinite(res.losses[:first]))
+
+
+def test_root_is_scale_invariant_where_newton_is_defined_or_not():
+    """The review's cases: a regular but badly scaled Jacobian keeps Newton's step (one
+    iteration), and the LM step of a singular one does not depend on F's scale."""
+    res = fg.optimize.root(lambda x: fnp.stack([1e6 * (x[0] - 1.0), 1e-10 * (x[1] - 3.0)]),
+                           np.zeros(2))
+    assert res.success and res.nit == 1
+    np.testing.assert_allclose(res.x, [1.0, 3.0])
+    for s in (1.0, 1e-6, 1e-10):
+        res = fg.optimize.root(lambda x, s=s: s * fnp.stack([x[0] + x[1] - 2.0,
+                                                             2.0 * x[0] + 2.0 * x[1] - 4.0]),
+                               np.zeros(2), tol=1e-12 * s)
+        assert res.success, (s, res.message)
+        np.testing.assert_allclose(res.x, [1.0, 1.0])

@@ -144,3 +144,30 @@ def test_keys_and_static_registration():
 def test_error_messages_name_leaves_by_their_paths():
     with pytest.raises(TypeError, match=r"argument t\['p'\]\.x: it has dtype int64"):
         fg.grad(lambda t: t["p"].x)({"p": Point(1, 2.0)})           # an integer leaf
+
+
+def test_a_custom_flatten_gets_flat_index_keys_not_the_types_fields():
+    """A dataclass or namedtuple registered with its own flatten: its children are what the
+    flatten returns, so their keys are flat indices (the review's case: .name and .w labelled
+    w and b, and an error named the wrong field)."""
+    @tu.register_pytree_node_class
+    @dataclasses.dataclass
+    class Named:
+        name: str
+        w: np.ndarray
+        b: np.ndarray
+
+        def tree_flatten(self):
+            return (self.w, self.b), self.name
+
+        @classmethod
+        def tree_unflatten(cls, name, children):
+            return cls(name, *children)
+    pairs = tu.tree_leaves_with_path(Named("d", np.ones(2), np.zeros(1)))
+    assert [tu.keystr(p) for p, _ in pairs] == ["[<flat index 0>]", "[<flat index 1>]"]
+    assert [np.shape(x) for _, x in pairs] == [(2,), (1,)]
+
+    class Sub(dict):
+        pass
+    tu.register_pytree_node(Sub, lambda d: (list(d.values()), list(d)), lambda k, c: Sub(zip(k, c)))
+    assert tu.tree_map_with_path(lambda p, v: v + 1.0, Sub(x=1.0, y=2.0)) == {"x": 2.0, "y": 3.0}

@@ -37,7 +37,6 @@ _ROOT_MESSAGES = {0: "Maximum number of iterations reached.",
                      "where they were.",
                   4: "The iteration stopped where the Jacobian is singular and |F| cannot "
                      "decrease: a local minimum of |F|^2 that is not a root."}
-_EPS = float(np.finfo(np.float64).eps)
 _LSQ_MESSAGES = {0: "Maximum number of iterations reached.",
                  1: "`gtol` termination condition is satisfied.",
                  2: "`ftol` termination condition is satisfied.",
@@ -82,7 +81,7 @@ def root(fun, x0, args=(), *, method="newton", tol=1e-10, maxiter=100, xtol=1e-1
 
     method "newton": x -= J(x)^-1 F(x) with a backtracking line search on |F|^2; "broyden":
     Broyden's good method (the Jacobian formed once at x0, then rank-one updates). Where the
-    Jacobian is singular the step is Levenberg-Marquardt's, -(J^T J + |F| I)^-1 J^T F.
+    Jacobian is singular the step is Levenberg-Marquardt's, -(J^T J + |J^T F| I)^-1 J^T F.
     Stops when max |F(x)| <= tol, when a step is below xtol relative, or after maxiter.
     Returns an OptimizeResult with x, fun, nit, nfev, njev, success, status, message; with
     history=True also history["fnorm"], max |F| at x0 and after every iteration. status: 0
@@ -182,17 +181,20 @@ def _root_loop(F, method, tol, maxiter, xtol, x0, args, history, fun):
 
 
 def _newton_or_lm_step(J, fx):
-    """Newton's step -J^-1 F(x), and whether J is singular: then (its smallest singular value
-    at most n eps times its largest) the Levenberg-Marquardt step -(J^T J + mu I)^-1 J^T F with
-    mu = |F| (Fan and Yuan's choice), defined for any J and a descent direction for |F|^2
-    wherever J^T F is not 0 -- SciPy's methods also step on where Newton's step is undefined."""
+    """Newton's step -J^-1 F(x), and whether J is singular (a zero pivot in its LU
+    factorisation, or a step that is not finite): then the Levenberg-Marquardt step
+    -(J^T J + mu I)^-1 J^T F with mu = |J^T F| (of J^T J's scale, so the step does not depend
+    on how F is scaled), defined for any J and a descent direction for |F|^2 wherever J^T F
+    is not 0 -- SciPy's methods also step on where Newton's step is undefined. An
+    ill-conditioned but regular J keeps Newton's step (the line search guards it)."""
     n = J.shape[0]
-    sv = fnp.linalg.svd(J, compute_uv=False)
-    singular = ~(sv[-1] > n * _EPS * sv[0])
     eye = np.eye(n)
+    singular = fnp.linalg.slogdet(J)[0] == 0
     newton = -fnp.linalg.solve(fnp.where(singular, eye, J), fx)
-    mu = fnp.maximum(fnp.sqrt(fnp.sum(fx * fx)), 1e-300)
-    lm = -fnp.linalg.solve(fnp.where(singular, J.T @ J + mu * eye, eye), J.T @ fx)
+    singular = singular | ~fnp.all(fnp.isfinite(newton))
+    g = J.T @ fx
+    mu = fnp.maximum(fnp.sqrt(fnp.sum(g * g)), 1e-300)
+    lm = -fnp.linalg.solve(fnp.where(singular, J.T @ J + mu * eye, eye), g)
     return fnp.where(singular, lm, newton), singular
 
 
@@ -266,9 +268,8 @@ def _lsq_loop(r_of, method, ftol, xtol, gtol, max_nfev, x0, args, history):
         A = J.T @ J
         if method == "lm":
             damp = mu * fnp.maximum(fnp.diag(A), 1e-12)
-        else:                     # Gauss-Newton; where J is rank-deficient, an LM step
-            sv = fnp.linalg.svd(J, compute_uv=False)
-            singular = ~(sv[-1] > max(J.shape) * _EPS * sv[0])
+        else:                     # Gauss-Newton; where J^T J is singular, an LM step
+            singular = fnp.linalg.slogdet(A)[0] == 0
             damp = fnp.where(singular, mu * fnp.maximum(fnp.diag(A), 1e-12), 0.0)
         step = -fnp.linalg.solve(A + fnp.diag(damp), g)
         if method == "gauss-newton":
