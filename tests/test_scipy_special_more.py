@@ -183,3 +183,10 @@ def test_dtypes_as_scipy():
         for x in (f32, ints):
             args = (x + 3,) * n + ((2,) if name == "multigammaln" else ())
             assert f(*args).dtype == ref(*args).dtype, (name, x.dtype)
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")     # (NumPy's overflow in the reflection)
+def test_rgamma_is_zero_at_poles_where_gamma_of_the_reflection_overflows():
+    """From -171 down Gamma(1 - x) overflows in the reflection: 0 * inf; SciPy gives 0."""
+    x = np.array([-3.0, -171.0, -172.0, -200.0, -1e20])
+    np.testing.assert_array_equal(S.rgamma(x), sp.rgamma(x))

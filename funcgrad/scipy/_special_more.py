@@ -125,7 +125,9 @@ def rgamma(x):
     reflected = _sinpi(low) * fnp.exp(gammaln(1.0 - low)) * (1.0 / math.pi)
     # at the poles the value is exactly 0 (sin's is ~1e-16), its derivatives those of reflected
     pole = fnp.floor(low) == low
-    reflected = fnp.where(pole, reflected - stop_gradient(reflected), reflected)
+    # (from -171 down Gamma(1 - x) overflows: 0 * inf there; the value is 0 still)
+    at_pole = fnp.where(fnp.isfinite(reflected), reflected - stop_gradient(reflected), 0.0)
+    reflected = fnp.where(pole, at_pole, reflected)
     return fnp.where(small, reflected, fnp.exp(-gammaln(fnp.where(small, 1.0, x))))
 
 
