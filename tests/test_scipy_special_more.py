@@ -190,3 +190,14 @@ def test_rgamma_is_zero_at_poles_where_gamma_of_the_reflection_overflows():
     """From -171 down Gamma(1 - x) overflows in the reflection: 0 * inf; SciPy gives 0."""
     x = np.array([-3.0, -171.0, -172.0, -200.0, -1e20])
     np.testing.assert_array_equal(S.rgamma(x), sp.rgamma(x))
+
+
+def test_pseudo_huber_does_not_overflow_where_its_value_is_finite():
+    """delta (|r| - delta) for |r| >> delta: finite where delta |r| is (SciPy's form overflows
+    to inf from |r| / delta ~ 1e154 on); curvature 1 / delta^0 = 1 at r = 0 kept."""
+    r = np.array([1e154, 1e155, 1e200])
+    np.testing.assert_allclose(S.pseudo_huber(1.0, r), r - 1.0, rtol=1e-15)
+    np.testing.assert_allclose(S.pseudo_huber(np.array([1e-150, 1e-160]), 1.0),
+                               [1e-150, 1e-160], rtol=1e-15)
+    assert fg.grad(lambda r: S.pseudo_huber(1.0, r))(1e200) == 1.0
+    assert fg.grad(fg.grad(lambda r: S.pseudo_huber(2.0, r)))(0.0) == 1.0

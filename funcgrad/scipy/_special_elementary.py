@@ -84,9 +84,9 @@ def huber(delta, r):
 
 def pseudo_huber(delta, r):
     """scipy.special.pseudo_huber, delta^2 (sqrt(1 + (r / delta)^2) - 1), computed as
-    r^2 / (1 + sqrt(1 + (r / delta)^2)) (no cancellation for small r); inf for delta < 0 and
-    |r| = inf, 0 for delta = 0 or r = 0. For delta = inf it gives the limit r^2 / 2 (SciPy
-    gives NaN).
+    r (r / (1 + hypot(1, r / delta))) (no cancellation for small r, no overflow for large r
+    or tiny delta, where SciPy's overflows to inf); inf for delta < 0 and |r| = inf, 0 for
+    delta = 0 or r = 0. For delta = inf it gives the limit r^2 / 2 (SciPy gives NaN).
 
         >>> fg.scipy.special.pseudo_huber(2.0, np.array([0.0, 1e-10, 2.0]))
         array([0.00000000e+00, 5.00000000e-21, 1.65685425e+00])
@@ -96,7 +96,8 @@ def pseudo_huber(delta, r):
     inner = positive & fnp.isfinite(r)
     t = r / fnp.where(inner, delta, 1.0)
     safe = fnp.where(inner, r, 0.0)
-    out = safe * safe / (1.0 + fnp.sqrt(1.0 + t * t))       # (r = 0 too: curvature 1 there)
+    # r * (r / ...): no overflow where delta |r| is finite; r = 0 too (curvature 1 there)
+    out = safe * (safe / (1.0 + fnp.hypot(1.0, t)))
     edge = fnp.where((delta == 0) | (r == 0), 0.0, fnp.where(positive, fnp.abs(r), np.nan))
     return fnp.where(delta < 0, np.inf, fnp.where(inner, out, edge))
 
