@@ -194,7 +194,7 @@ def test_rgamma_is_zero_at_poles_where_gamma_of_the_reflection_overflows():
 
 def test_pseudo_huber_does_not_overflow_where_its_value_is_finite():
     """delta (|r| - delta) for |r| >> delta: finite where delta |r| is (SciPy's form overflows
-    to inf from |r| / delta ~ 1e154 on); curvature 1 / delta^0 = 1 at r = 0 kept."""
+    to inf from |r| / delta ~ 1e154 on); the curvature 1 at r = 0 kept."""
     r = np.array([1e154, 1e155, 1e200])
     np.testing.assert_allclose(S.pseudo_huber(1.0, r), r - 1.0, rtol=1e-15)
     np.testing.assert_allclose(S.pseudo_huber(np.array([1e-150, 1e-160]), 1.0),
