@@ -34,14 +34,20 @@ CASES = {
 }
 
 
-@pytest.mark.parametrize("name", sorted(CASES))
-def test_values_derivatives_dispatch_jit_vmap(name):
-    f, ref, args = CASES[name]
+def assert_values_derivatives_dispatch(f, ref, args):
+    """f against SciPy's ref on args, its derivatives to order 2 in both modes, and SciPy's
+    ufunc called on traced values reaching f (also used by test_scipy_special_more.py)."""
     np.testing.assert_allclose(f(*args), ref(*args), rtol=1e-13)
     check_grads(lambda *a: fnp.sum(f(*a)), args, order=2, rtol=1e-5, atol=1e-8)
     if isinstance(ref, np.ufunc):                     # sp.<name>(traced) reaches S.<name>
         np.testing.assert_allclose(fg.grad(lambda *a: fnp.sum(ref(*a)))(*args),
                                    fg.grad(lambda *a: fnp.sum(f(*a)))(*args), rtol=1e-14)
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_values_derivatives_dispatch_jit_vmap(name):
+    f, ref, args = CASES[name]
+    assert_values_derivatives_dispatch(f, ref, args)
     np.testing.assert_allclose(fg.jit(f)(*args), ref(*args), rtol=1e-13)
     batched = fg.vmap(f)(*[np.stack([a, a[::-1]]) for a in args])
     np.testing.assert_allclose(batched[1], ref(*[a[::-1] for a in args]), rtol=1e-13)

@@ -12,7 +12,7 @@ import pytest
 
 import funcgrad as fg
 import funcgrad.numpy as fnp
-from conftest import check_grads
+from test_scipy_special import assert_values_derivatives_dispatch
 
 sp = pytest.importorskip("scipy.special")
 S = fg.scipy.special
@@ -65,12 +65,7 @@ CASES = {
 
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_values_derivatives_dispatch(name):
-    f, ref, args = CASES[name]
-    np.testing.assert_allclose(f(*args), ref(*args), rtol=1e-13)
-    check_grads(lambda *a: fnp.sum(f(*a)), args, order=2, rtol=1e-5, atol=1e-8)
-    if isinstance(ref, np.ufunc):                     # sp.<name>(traced) reaches S.<name>
-        np.testing.assert_allclose(fg.grad(lambda *a: fnp.sum(ref(*a)))(*args),
-                                   fg.grad(lambda *a: fnp.sum(f(*a)))(*args), rtol=1e-14)
+    assert_values_derivatives_dispatch(*CASES[name])
 
 
 def _all(*arg_lists):

@@ -15,16 +15,15 @@ looked up when called, in the table fg.scipy.special fills (FOREIGN_UFUNCS: _bas
 """
 from __future__ import annotations
 
-import functools
 import math
 
 import numpy as np
 
 from .. import numpy as fnp
-from .._errors import UnsupportedFunctionError
-from ..higher_order import custom_vjp, pure_callback, stop_gradient
+from ..higher_order import custom_vjp, stop_gradient
 from ..ir import Traced
 from ..primitives.base import FOREIGN_UFUNCS
+from ._special_callbacks import callback, floats, no_derivative
 from ._special_elementary import (boxcox, boxcox1p, cbrt, entr, exp2, exp10, expm1, huber,
                                   inv_boxcox, inv_boxcox1p, kl_div, log1p, log_expit,
                                   log_softmax, pseudo_huber, rel_entr, softmax)
@@ -43,36 +42,6 @@ def _base(name):
     """fg.scipy.special.<name>, found where fg.scipy.special registers it for scipy.special's
     ufunc of that name (this module is imported by it: see the module docstring)."""
     return FOREIGN_UFUNCS[("scipy.special", name)]
-
-
-def _call(name, *xs):
-    """scipy.special.<name>(*xs) called back from traced code, on float arrays of one shape
-    and dtype (the result's)."""
-    import scipy.special
-    return pure_callback(getattr(scipy.special, name), xs[0], *xs)
-
-
-def _floats(*xs):
-    """The arguments as float arrays of their common dtype, broadcast to one shape (a
-    custom_vjp's cotangents then have its arguments' shapes; broadcasting's own vjp sums)."""
-    xs = [fnp.asarray(x) * 1.0 for x in xs]
-    dtype = np.result_type(*[x.dtype for x in xs])
-    return [x.astype(dtype) for x in fnp.broadcast_arrays(*xs)]
-
-
-@functools.lru_cache(maxsize=None)
-def _held(fname, pname):
-    """The identity on argument `pname` of fname whose derivative raises: only where that
-    argument is differentiated (its rule is asked for a cotangent)."""
-    @custom_vjp
-    def f(a):
-        return a
-
-    def bwd(a, ct):
-        raise UnsupportedFunctionError(
-            f"fg.scipy.special.{fname}: the derivative with respect to {pname} is not "
-            f"implemented. Apply fg.stop_gradient to {pname} if it should be held constant.")
-    return f.defvjp(lambda a: (a, a), bwd)
 
 
 # ---- the gamma family, from gammaln ----
@@ -171,7 +140,7 @@ def multigammaln(a, d):
 
 @custom_vjp
 def _beta(a, b):
-    return _call("beta", a, b)
+    return callback("beta", a, b)
 
 
 def _beta_bwd(res, ct):
@@ -192,12 +161,12 @@ def beta(a, b):
         >>> fg.scipy.special.beta(np.array([1.0, 2.0]), 3.0)          # 1/3, 1/12
         array([0.33333333, 0.08333333])
     """
-    return _beta(*_floats(a, b))
+    return _beta(*floats(a, b))
 
 
 @custom_vjp
 def _poch(z, m):
-    return _call("poch", z, m)
+    return callback("poch", z, m)
 
 
 def _poch_bwd(res, ct):
@@ -218,12 +187,12 @@ def poch(z, m):
         >>> fg.scipy.special.poch(np.array([1.0, 3.0]), 2.0)          # 1 * 2, 3 * 4
         array([ 2., 12.])
     """
-    return _poch(*_floats(z, m))
+    return _poch(*floats(z, m))
 
 
 @custom_vjp
 def _betainc(a, b, x):
-    return _call("betainc", a, b, x)
+    return callback("betainc", a, b, x)
 
 
 def _betainc_dx(a, b, x):
@@ -244,13 +213,13 @@ def betainc(a, b, x):
 
         >>> fg.grad(lambda x: fg.scipy.special.betainc(2.0, 3.0, x))(0.5)   # 12 x (1-x)^2
     """
-    a, b, x = _floats(a, b, x)
-    return _betainc(_held("betainc", "a")(a), _held("betainc", "b")(b), x)
+    a, b, x = floats(a, b, x)
+    return _betainc(no_derivative("betainc", "a")(a), no_derivative("betainc", "b")(b), x)
 
 
 @custom_vjp
 def _hurwitz(x, q):
-    return _call("zeta", x, q)
+    return callback("zeta", x, q)
 
 
 _hurwitz.defvjp(lambda x, q: (_hurwitz(x, q), (x, q)),
@@ -259,7 +228,7 @@ _hurwitz.defvjp(lambda x, q: (_hurwitz(x, q), (x, q)),
 
 @custom_vjp
 def _riemann(x):
-    return _call("zeta", x)
+    return callback("zeta", x)
 
 
 _riemann.defvjp(lambda x: (_riemann(x), None), lambda res, ct: (0.0 * ct,))
@@ -276,10 +245,10 @@ def zeta(x, q=None):
         >>> fg.grad(lambda q: fg.scipy.special.zeta(2.0, q))(1.0)      # -2 zeta(3)
     """
     if q is None:
-        (x,) = _floats(x)
-        return _riemann(_held("zeta", "x")(x))
-    x, q = _floats(x, q)
-    return _hurwitz(_held("zeta", "x")(x), q)
+        (x,) = floats(x)
+        return _riemann(no_derivative("zeta", "x")(x))
+    x, q = floats(x, q)
+    return _hurwitz(no_derivative("zeta", "x")(x), q)
 
 
 # ---- called back: modified Bessel functions, erfcx, exponential integrals ----
@@ -288,7 +257,7 @@ def _unary(name, derivative, doc):
     """scipy.special.<name> called back, with derivative(x) (funcgrad operations)."""
     @custom_vjp
     def f(x):
-        return _call(name, fnp.asarray(x) * 1.0)
+        return callback(name, fnp.asarray(x) * 1.0)
     f.defvjp(lambda x: (f(x), x), lambda x, ct: (ct * derivative(x),))
     f.__name__ = f.__qualname__ = name
     f.__doc__ = doc

@@ -18,17 +18,16 @@ fg.grad) reaches these.
 """
 from __future__ import annotations
 
-import functools
 import math
 
-import numpy as np
-
 from .. import numpy as fnp
-from .._errors import UnsupportedFunctionError
-from ..higher_order import custom_vjp, pure_callback
+from ..higher_order import custom_vjp
 from ..nn import sigmoid as expit
 from ..primitives import special_functions as _native
 from ..primitives.base import FOREIGN_UFUNCS
+from ._special_callbacks import callback, floats, no_derivative
+
+_SHAPE = "(the shape parameter) is not implemented, only the one with respect to x"
 
 __all__ = ["erf", "erfc", "erfinv", "expit", "logit", "xlogy", "xlog1py", "ndtr", "log_ndtr",
            "ndtri", "gammaln", "digamma", "polygamma", "betaln", "gammainc", "gammaincc",
@@ -41,23 +40,6 @@ __all__ = ["erf", "erfc", "erfinv", "expit", "logit", "xlogy", "xlog1py", "ndtr"
            "log1p"]
 
 _SQRT_PI = math.sqrt(math.pi)
-
-
-def _callback(name, *xs, head=()):
-    """scipy.special.<name>(*head, *xs) called back from traced code, on the xs as float arrays
-    (of one shape: see _floats)."""
-    import scipy.special
-    fn = getattr(scipy.special, name)
-    xs = [fnp.asarray(x) * 1.0 for x in xs]   # (float, as SciPy computes)
-    return pure_callback((lambda *v: fn(*head, *v)) if head else fn, xs[0], *xs)
-
-
-def _floats(*xs):
-    """The arguments as float arrays of their common dtype, broadcast to one shape (so that a
-    custom_vjp's cotangents have its arguments' shapes; broadcasting's own vjp sums)."""
-    xs = [fnp.asarray(x) * 1.0 for x in xs]
-    dtype = np.result_type(*[x.dtype for x in xs])
-    return [x.astype(dtype) for x in fnp.broadcast_arrays(*xs)]
 
 
 def erf(x):
@@ -104,7 +86,7 @@ def log_ndtr(x):
 
         >>> fg.grad(lambda x: fg.scipy.special.log_ndtr(x))(-30.0)   # about 30
     """
-    return _callback("log_ndtr", x)
+    return callback("log_ndtr", x)
 
 
 log_ndtr.defvjp(lambda x: (log_ndtr(x), x),
@@ -141,7 +123,7 @@ def gammaln(x):
 
 @custom_vjp
 def _betaln(a, b):
-    return _callback("betaln", a, b)
+    return callback("betaln", a, b)
 
 
 def _betaln_bwd(res, ct):
@@ -161,23 +143,7 @@ def betaln(a, b):
         >>> fg.scipy.special.betaln(np.array([1.0, 2.0]), 3.0)     # log 1/3, log 1/12
         array([-1.09861229, -2.48490665])
     """
-    return _betaln(*_floats(a, b))
-
-
-@functools.lru_cache(maxsize=None)
-def _no_derivative(fname, pname):
-    """The identity on `pname` whose derivative raises: marks the argument of fname whose
-    derivative funcgrad does not know (only asked for where that argument is differentiated)."""
-    @custom_vjp
-    def f(a):
-        return a
-
-    def bwd(a, ct):
-        raise UnsupportedFunctionError(
-            f"fg.scipy.special.{fname}: the derivative with respect to {pname} (the shape "
-            "parameter) is not implemented, only the one with respect to x. Apply "
-            f"fg.stop_gradient to {pname} if it should be held constant.")
-    return f.defvjp(lambda a: (a, a), bwd)
+    return _betaln(*floats(a, b))
 
 
 def _gammainc_dx(a, x):
@@ -187,12 +153,12 @@ def _gammainc_dx(a, x):
 
 @custom_vjp
 def _gammainc(a, x):
-    return _callback("gammainc", a, x)
+    return callback("gammainc", a, x)
 
 
 @custom_vjp
 def _gammaincc(a, x):
-    return _callback("gammaincc", a, x)
+    return callback("gammaincc", a, x)
 
 
 # (the cotangent 0 * ct of a reaches _no_derivative's rule, which raises if a is differentiated)
@@ -209,8 +175,8 @@ def gammainc(a, x):
 
         >>> fg.grad(lambda x: fg.scipy.special.gammainc(2.0, x))(1.0)     # 1 / e
     """
-    a, x = _floats(a, x)
-    return _gammainc(_no_derivative("gammainc", "a")(a), x)
+    a, x = floats(a, x)
+    return _gammainc(no_derivative("gammainc", "a", _SHAPE)(a), x)
 
 
 def gammaincc(a, x):
@@ -220,8 +186,8 @@ def gammaincc(a, x):
         >>> fg.scipy.special.gammaincc(np.array([1.0, 3.0]), 2.0)     # e^-2, 5 e^-2
         array([0.13533528, 0.67667642])
     """
-    a, x = _floats(a, x)
-    return _gammaincc(_no_derivative("gammaincc", "a")(a), x)
+    a, x = floats(a, x)
+    return _gammaincc(no_derivative("gammaincc", "a", _SHAPE)(a), x)
 
 
 logsumexp = fnp.logsumexp
