@@ -336,13 +336,19 @@ def tree_map(f, tree, *rest, is_leaf=None):
         {'x': 3}
     """
     leaves, td = tree_flatten(tree, is_leaf)
+    others = _leaves_like(td, rest, is_leaf, "tree_map")
+    return tree_unflatten(td, [f(*xs) for xs in zip(leaves, *others)])
+
+
+def _leaves_like(td, rest, is_leaf, what):
+    """The leaves of each tree of `rest`, which must have the structure td."""
     others = []
     for r in rest:
         rl, rtd = tree_flatten(r, is_leaf)
         if rtd != td:
-            raise ValueError(f"tree_map: structures differ: {td!r} vs {rtd!r}")
+            raise ValueError(f"{what}: structures differ: {td!r} vs {rtd!r}")
         others.append(rl)
-    return tree_unflatten(td, [f(*xs) for xs in zip(leaves, *others)])
+    return others
 
 
 def all_leaves(iterable):
@@ -459,12 +465,7 @@ def tree_map_with_path(f, tree, *rest, is_leaf=None):
         {'b': 0.0, 'w': 2.0}
     """
     pairs, td = tree_flatten_with_path(tree, is_leaf)
-    others = []
-    for r in rest:
-        rl, rtd = tree_flatten(r, is_leaf)
-        if rtd != td:
-            raise ValueError(f"tree_map_with_path: structures differ: {td!r} vs {rtd!r}")
-        others.append(rl)
+    others = _leaves_like(td, rest, is_leaf, "tree_map_with_path")
     return tree_unflatten(td, [f(path, x, *xs) for (path, x), *xs in zip(pairs, *others)])
 
 
