@@ -198,11 +198,51 @@ class CompileEvents:
 
 # ---- the generated source's size ------------------------------------------------------------
 
+_KEEP = {"np", "_vm", "numba", "math", "range", "len", "min", "max", "abs"}
+
+
+def _canonical(lines):
+    """lines with every name renamed in order of appearance (v0, v1, ...): code that computes
+    the same thing on other values reads the same."""
+    import io
+    import keyword
+    import tokenize
+    names, toks = {}, []
+    for t in tokenize.generate_tokens(io.StringIO("\n".join(lines) + "\n").readline):
+        if t.type == tokenize.NAME and not keyword.iskeyword(t.string) and t.string not in _KEEP:
+            toks.append(names.setdefault(t.string, f"v{len(names)}"))
+        elif t.type in (tokenize.NAME, tokenize.OP, tokenize.NUMBER, tokenize.STRING):
+            toks.append(t.string)
+    return " ".join(toks)
+
+
+def repeated_lines(body, seen):
+    """Lines of a kernel's text in blocks that repeat a block seen before, in it or in the
+    kernels before it (seen: canonical texts, updated). A block is what codegen writes under
+    one comment, a fused group or a statement, when it has two lines or more; comments, blank
+    lines and function heads are left out. The most that emitting each distinct block once,
+    as a shared function, could take off what Numba types and lowers (issue 29, item 5)."""
+    n, cur = 0, []
+    for s in [ln.strip() for ln in body.splitlines()] + ["#"]:
+        if s.startswith(("#", "def ", "@")) or not s:
+            if len(cur) >= 2:
+                c = _canonical(cur)
+                n += len(cur) if c in seen else 0
+                seen.add(c)
+            cur = []
+        else:
+            cur.append(s)
+    return n
+
+
 def kernel_sizes(root):
     """Size of every kernel module in the kernel cache `root` (the part after the module's
-    import/helper header): lines, numba.objmode blocks, np.* and vecmath (_vm.*) calls."""
+    import/helper header): lines, numba.objmode blocks, np.* and vecmath (_vm.*) calls, and
+    `repeated`, the lines of blocks that repeat code seen before (repeated_lines)."""
     import re
-    out = dict(kernels=0, lines=0, objmode=0, np_calls=0, vm_calls=0, largest=0)
+    out = dict(kernels=0, lines=0, objmode=0, np_calls=0, vm_calls=0, largest=0,
+               repeated=0)
+    seen = set()
     for entry in sorted(os.listdir(root)) if os.path.isdir(root) else []:
         path = os.path.join(root, entry, "kernel.py")
         if not os.path.isfile(path):
@@ -216,6 +256,7 @@ def kernel_sizes(root):
         out["objmode"] += body.count("numba.objmode(")
         out["np_calls"] += len(re.findall(r"\bnp\.[\w.]+\(", body))
         out["vm_calls"] += len(re.findall(r"\b_vm\.[\w.]+\(", body))
+        out["repeated"] += repeated_lines(body, seen)
     return out
 
 
@@ -386,8 +427,8 @@ def print_table(rows):
     for row in rows:
         print(f"  {row['key']:12s} {row['title']}")
     print("\n| program | funcgrad cold cpu-s | new kernel, helpers cached | warm-process cpu-s "
-          "(wall) | moved 3 lines | JAX cpu-s | ratio | kernels | lines | objmode | np calls "
-          "| top Numba compiles (own cpu-s) |")
+          "(wall) | moved 3 lines | JAX cpu-s | ratio | kernels | lines (repeated) | objmode "
+          "| np calls | top Numba compiles (own cpu-s) |")
     print("|---|---|---|---|---|---|---|---|---|---|---|---|")
     for row in rows:
         c, n, w, m, j = (row.get(k) or {} for k in ("cold", "new", "warm", "moved", "jax"))
@@ -397,7 +438,8 @@ def print_table(rows):
         cold = _num(c, "cpu") if c.get("ok") else "ERROR" if "error" in c else "MISMATCH"
         print(f"| {row['key']} | {cold} | {_num(n, 'cpu')} | {_num(w, 'cpu')} ({_num(w, 'wall')}) | "
               f"{_num(m, 'cpu')} | {jx} | {f'{ratio:.1f}x' if ratio else '-'} | "
-              f"{src.get('kernels', '-')}{_in_memory(src)} | {src.get('lines', '-')} | "
+              f"{src.get('kernels', '-')}{_in_memory(src)} | {src.get('lines', '-')} "
+              f"({src.get('repeated', '-')}) | "
               f"{src.get('objmode', '-')} | "
               f"{src.get('np_calls', '-')} | {short_top(c['events']) if 'events' in c else '-'} |")
     imp = [r["cold"]["import_cpu"] for r in rows if "import_cpu" in (r.get("cold") or {})]
