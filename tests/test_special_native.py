@@ -202,10 +202,29 @@ def test_dtypes_and_refusals():
         assert fg.jit(S.ndtri)(np.array([0.25], dt)).dtype == want
     assert fg.jit(S.gammaln)(np.array([3], np.int32)).dtype == np.float64
     assert fg.jit(lambda x: S.polygamma(1, x))(np.float32(2.0)).dtype == np.float64
-    with pytest.raises(fg.UnsupportedFunctionError, match="complex"):
-        fg.jit(S.erf)(np.array([1j]))
+    for f in (S.gammaln, S.ndtri, S.erfinv, lambda z: S.polygamma(1, z)):
+        with pytest.raises(fg.UnsupportedFunctionError, match="real arguments only"):
+            fg.jit(f)(np.array([1j]))          # (as SciPy: no complex loop)
     with pytest.raises(ValueError, match="non-negative"):
         S.polygamma(-1, np.ones(2))
+
+
+def test_complex_arguments_are_scipys_called_back():
+    """erf, erfc and digamma of a traced complex argument: SciPy's, called back (no native
+    code), with the complex derivative to second order where it exists."""
+    z = np.array([0.5 + 0.3j, -1.2 + 2.0j, 2.0 - 0.5j])
+    for f, ref in ((S.erf, sp.erf), (fg.nn.erf, sp.erf), (S.erfc, sp.erfc),
+                   (S.digamma, sp.digamma)):
+        np.testing.assert_array_equal(fg.jit(f)(z), ref(z))
+        np.testing.assert_array_equal(fg.vmap(f)(z), ref(z))
+    for f in (S.erf, S.erfc):
+        check_grads(fg.jit(lambda z: fnp.sum(f(z) * z)), (z,), order=2, modes=("fwd", "rev"))
+    sign = lambda f: -1.0 if f is S.erfc else 1.0
+    for f in (S.erf, S.erfc):
+        np.testing.assert_allclose(fg.vmap(fg.grad(f, holomorphic=True))(z),
+                                   sign(f) * 2 / np.sqrt(np.pi) * np.exp(-z * z), rtol=1e-14)
+    with pytest.raises(fg.UnsupportedFunctionError, match="polygamma.1, z.*stop_gradient"):
+        fg.grad(lambda z: S.digamma(z), holomorphic=True)(1.0 + 1j)
 
 
 @settings(max_examples=60, deadline=None)

@@ -29,7 +29,7 @@ from ..transforms.vjp import active_vars, backward_pass, forward_pass, vjp_progr
 from ..tree_util import named_path, tree_flatten, tree_flatten_with_path, tree_map, tree_unflatten
 
 __all__ = ["stop_gradient", "custom_vjp", "custom_jvp", "checkpoint", "checkpoint_name",
-           "checkpoint_policies", "pure_callback"]
+           "checkpoint_policies", "pure_callback", "host_holomorphic"]
 
 
 def stop_gradient(x):
@@ -207,6 +207,18 @@ def pure_callback(fn, result_shape_dtype, *args):
     if not any(isinstance(a, Traced) for a in args):
         return pure_callback_p.impl(*args, spec=spec)
     return pure_callback_p.bind(*args, spec=spec)
+
+
+def host_holomorphic(fn, derivative):
+    """fn, a NumPy function of one complex array (elementwise, holomorphic), called back from
+    traced code (pure_callback), with derivative(z) -> f'(z), written with funcgrad operations,
+    as its derivative in every mode and order. For SciPy's functions of a complex argument,
+    which have no native code (fg.scipy.special.erf, erfc, digamma and fg.nn.erf)."""
+    @custom_vjp
+    def f(z):
+        return pure_callback(fn, z, z)
+
+    return f.defvjp(lambda z: (f(z), z), lambda z, ct: (ct * derivative(z),))
 
 
 class custom_jvp:

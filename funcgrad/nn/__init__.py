@@ -20,7 +20,7 @@ import math
 import numpy as np
 
 from .. import numpy as fnp
-from ..higher_order.custom import stop_gradient
+from ..higher_order.custom import host_holomorphic, stop_gradient
 from ..primitives import special_functions
 
 __all__ = ["relu", "relu6", "leaky_relu", "elu", "celu", "selu", "sigmoid", "log_sigmoid",
@@ -73,12 +73,22 @@ swish = silu
 
 def erf(x):
     """The error function (scipy.special.erf; native code in fg.jit kernels), with its
-    derivative 2/sqrt(pi) exp(-x^2) to any order.
+    derivative 2/sqrt(pi) exp(-x^2) to any order. Complex arguments are SciPy's, called back.
 
         >>> fg.grad(lambda x: fnp.sum(fg.nn.erf(x)))(np.zeros(2))   # 2 / sqrt(pi)
         array([1.12837917, 1.12837917])
     """
+    if special_functions.traced_complex(x):
+        return _complex_erf(x)
     return special_functions.erf(x)
+
+
+def _scipy_erf(z):
+    import scipy.special
+    return scipy.special.erf(z)
+
+
+_complex_erf = host_holomorphic(_scipy_erf, lambda z: (2.0 / math.sqrt(math.pi)) * fnp.exp(-(z * z)))
 
 
 def gelu(x, approximate=True):

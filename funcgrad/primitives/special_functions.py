@@ -7,7 +7,9 @@ runs the backend's versions, which agree with it to about 1e-15 relative (more c
 that to the true value near the roots of gammaln and digamma and the poles of digamma, where
 SciPy's lose digits) and give NaN and the infinities where SciPy does: exact=False, the last
 bits may differ. Dtypes are SciPy's loops' (float32 stays float32, integers become float64;
-polygamma is float64, as scipy.special.polygamma); a traced complex argument is refused.
+polygamma is float64, as scipy.special.polygamma); a traced complex argument is refused here
+(the library functions call SciPy back for erf, erfc and digamma, which SciPy computes on
+complex numbers: traced_complex).
 
 Derivatives in closed form, each differentiable again: erf' = 2/sqrt(pi) exp(-x^2),
 gammaln' = digamma, digamma' = polygamma(1, .), polygamma(n, .)' = polygamma(n + 1, .),
@@ -34,12 +36,20 @@ def _scipy(name):
     return getattr(scipy.special, name)
 
 
+def traced_complex(x):
+    """x is a traced complex value: SciPy's complex functions run there, called back
+    (fg.scipy.special's erf, erfc and digamma, fg.nn.erf: funcgrad.higher_order.custom's
+    host_holomorphic), since kernels have no native code for them."""
+    return is_traced(x) and aval_of(x).dtype.kind == "c"
+
+
 def _refuse_complex(name, a):
     if a.dtype.kind == "c":
         raise UnsupportedFunctionError(
-            f"fg.scipy.special.{name}: complex arguments are not supported on traced values "
-            "(only real ones compile to native code); fg.pure_callback can call "
-            f"scipy.special.{name} on them, without a derivative")
+            f"fg.scipy.special.{name}: complex arguments are not supported: "
+            f"scipy.special.{name} takes real arguments only"
+            + (" (scipy.special.loggamma is log Gamma of a complex argument)"
+               if name == "gammaln" else ""))
 
 
 def _abstract(name):
@@ -105,5 +115,5 @@ def polygamma(n, x):
     return polygamma_p.bind(convert(x, np.float64), n=int(n))
 
 
-__all__ = ["SPECIAL", "erf", "erfc", "gammaln", "digamma", "polygamma", "ndtri", "erfinv",
+__all__ = ["SPECIAL", "traced_complex", "erf", "erfc", "gammaln", "digamma", "polygamma", "ndtri", "erfinv",
            "erf_p", "erfc_p", "gammaln_p", "digamma_p", "polygamma_p", "ndtri_p", "erfinv_p"]

@@ -21,7 +21,10 @@ from __future__ import annotations
 import math
 
 from .. import numpy as fnp
+from .._errors import UnsupportedFunctionError
 from ..higher_order import custom_vjp
+from ..higher_order.custom import host_holomorphic
+from ..nn import erf as _nn_erf
 from ..nn import sigmoid as expit
 from ..primitives import special_functions as _native
 from ..primitives.base import FOREIGN_UFUNCS
@@ -42,14 +45,20 @@ __all__ = ["erf", "erfc", "erfinv", "expit", "logit", "xlogy", "xlog1py", "ndtr"
 _SQRT_PI = math.sqrt(math.pi)
 
 
+def _scipy(name):
+    """scipy.special.<name> (imported when first called)."""
+    import scipy.special
+    return getattr(scipy.special, name)
+
+
 def erf(x):
     """scipy.special.erf, the error function; derivative 2/sqrt(pi) exp(-x^2), to any order
-    (the same function as fg.nn.erf).
+    (the same function as fg.nn.erf). Complex arguments are SciPy's, called back.
 
         >>> fg.scipy.special.erf(np.array([0.0, 0.5]))
         array([0.        , 0.52049988])
     """
-    return _native.erf(x)
+    return _nn_erf(x)
 
 
 def erfc(x):
@@ -58,7 +67,13 @@ def erfc(x):
         >>> fg.scipy.special.erfc(np.array([0.0, 5.0]))
         array([1.00000000e+00, 1.53745979e-12])
     """
+    if _native.traced_complex(x):
+        return _complex_erfc(x)
     return _native.erfc(x)
+
+
+_complex_erfc = host_holomorphic(lambda z: _scipy("erfc")(z),
+                                 lambda z: (-2.0 / _SQRT_PI) * fnp.exp(-(z * z)))
 
 
 def erfinv(x):
@@ -109,7 +124,19 @@ def digamma(x):
 
         >>> fg.scipy.special.digamma(1.0)                            # -euler_gamma
     """
+    if _native.traced_complex(x):
+        return _complex_digamma(x)
     return _native.digamma(x)
+
+
+def _no_complex_trigamma(z):
+    raise UnsupportedFunctionError(
+        "fg.scipy.special.digamma: its derivative at complex arguments, polygamma(1, z), is "
+        "not available (scipy.special.polygamma takes real arguments only). Apply "
+        "fg.stop_gradient to the argument if it should be held constant.")
+
+
+_complex_digamma = host_holomorphic(lambda z: _scipy("digamma")(z), _no_complex_trigamma)
 
 
 def gammaln(x):
