@@ -21,13 +21,14 @@ from funcgrad.backend import cache
 from funcgrad.ir import Aval
 from funcgrad.primitives import REGISTRY
 
-# A small gradient with an objmode helper (searchsorted), so the standalone module
+# A small gradient with an objmode helper (searchsorted of float keys into integer edges: NumPy's
+# own code, since it casts both to a common dtype), so the standalone module
 # imports REGISTRY and rebuilds its helpers. {pre} runs before funcgrad traces anything; it is a
 # single line, so the traced source positions (and the generated source) do not move.
 CODE = """import sys, time, numpy as np, numba, funcgrad, funcgrad as fg, funcgrad.numpy as fnp
 {pre}
 def f(x):
-    return fnp.sum(fnp.sin(fnp.sort(x)) * x) + x[fnp.searchsorted(np.linspace(-1.0, 1.0, 5), x[2])] ** 2
+    return fnp.sum(fnp.sin(fnp.sort(x)) * x) + x[fnp.searchsorted(np.arange(5), x[2])] ** 2
 x = np.linspace(-1.0, 1.0, 7)
 t = time.perf_counter()
 g = fg.jit(fg.grad(f))(x)

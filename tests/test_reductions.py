@@ -238,6 +238,95 @@ def test_compiled_argmax_argmin_are_numpys(shape, dtype, seed, nans):
         np.testing.assert_array_equal(got, w)
 
 
+
+@settings(max_examples=8, deadline=None)
+@given(shape=st.lists(st.integers(0, 5), min_size=1, max_size=3),
+       dtype=st.sampled_from(["float64", "float32", "int64", "uint64", "int8", "complex128"]),
+       seed=st.integers(0, 2 ** 16), specials=st.booleans())
+def test_compiled_prod_is_numpys_bit_for_bit(shape, dtype, seed, specials):
+    """prod compiles to a loop for floats and 64-bit integers (no objmode) and multiplies in
+    NumPy's order, so every axis, and the whole array, gives NumPy's bits: signed zeros, NaN,
+    infinities, integer wraparound, empty axes (1). Other dtypes run NumPy's own."""
+    r = np.random.default_rng(seed)
+    x = (r.integers(-3, 4, shape) + (r.random(shape) if dtype[0] in "fc" else 0)).astype(dtype)
+    if specials and x.dtype.kind == "f" and x.size:
+        x.flat[r.integers(0, x.size, 3)] = r.choice([np.nan, np.inf, -np.inf, -0.0], 3)
+    axes = [None, *range(len(shape)), tuple(range(len(shape)))]
+    kw = {"dtype": dtype} if dtype == "int8" else {}     # (NumPy widens small ints otherwise)
+    f = lambda x: [fnp.prod(x, axis=ax, **kw) for ax in axes]
+    jf = fg.jit(f)
+    assert ("objmode" in jf.lower(x).source) == (dtype in ("int8", "complex128"))
+    with np.errstate(all="ignore"):
+        want = [np.prod(x, axis=ax, **kw) for ax in axes]
+        got = jf(x)
+    for g, w in zip(got, want):
+        assert g.dtype == w.dtype and g.shape == w.shape
+        np.testing.assert_array_equal(g, w)
+        if w.dtype.kind == "f":
+            np.testing.assert_array_equal(np.signbit(g), np.signbit(w))
+
+
+@pytest.mark.filterwarnings("ignore::numba.NumbaPerformanceWarning")    # (no prange: intended)
+def test_parallel_prod_keeps_numpys_order():
+    """parallel=True leaves a product over the outer axis serial: partial products per chunk
+    would round differently from NumPy's."""
+    x = 1.0 + 1e-3 * np.random.default_rng(5).standard_normal((20000, 3))
+    f = fg.jit(lambda x: [fnp.prod(x), fnp.prod(x, axis=0), fnp.prod(x, axis=1)], parallel=True)
+    for got, want in zip(f(x), (np.prod(x), np.prod(x, axis=0), np.prod(x, axis=1))):
+        np.testing.assert_array_equal(got, want)
+
+
+@settings(max_examples=10, deadline=None)
+@given(n=st.integers(0, 9), vshape=st.lists(st.integers(0, 3), max_size=2),
+       dtype=st.sampled_from(["float64", "float32", "int64", "uint8", "bool"]),
+       in_order=st.booleans(), mixed=st.booleans(), seed=st.integers(0, 2 ** 16))
+def test_compiled_searchsorted_is_numpys(n, vshape, dtype, in_order, mixed, seed):
+    """searchsorted compiles to NumPy's binary search (no objmode) when the sorted array and
+    the keys share a dtype, and gives NumPy's indices on both sides: ties, NaN (sorted last),
+    keys out of range, an unsorted array (NumPy's search is followed step for step), 0-d and
+    empty keys. Keys of another dtype run NumPy's own (it casts both)."""
+    r = np.random.default_rng(seed)
+    a = r.integers(0, 4, n).astype(dtype)
+    v = r.integers(-1, 5, vshape).astype(dtype)
+    if dtype.startswith("float"):
+        a[r.random(n) < 0.2], v[r.random(vshape) < 0.2] = np.nan, np.nan
+    if in_order:
+        a = np.sort(a)
+    if mixed:
+        v = v.astype(np.float64) + 0.5
+    jf = fg.jit(lambda a, v: [fnp.searchsorted(a, v), fnp.searchsorted(a, v, side="right")])
+    assert ("objmode" in jf.lower(a, v).source) == (a.dtype != v.dtype)
+    for got, side in zip(jf(a, v), ("left", "right")):
+        want = np.searchsorted(a, v, side=side)
+        assert got.dtype == want.dtype and got.shape == want.shape
+        np.testing.assert_array_equal(got, want)
+
+
+def test_searchsorted_on_an_unsorted_array_is_numpys():
+    """NumPy starts each search from the last one's bounds: on an unsorted array its answer
+    is not a fresh binary search's ([5, 5] here), and the kernel's is NumPy's."""
+    a, v = np.array([0, 1, 3, 1, 1, 3, 1]), np.array([2, 2])
+    got = fg.jit(lambda a, v: fnp.searchsorted(a, v, side="right"))(a, v)
+    np.testing.assert_array_equal(got, np.searchsorted(a, v, side="right"))       # [5, 7]
+
+
+@settings(max_examples=6, deadline=None)
+@given(shape=st.lists(st.integers(0, 4), min_size=1, max_size=3),
+       dtype=st.sampled_from(["float64", "float32", "int64"]), seed=st.integers(0, 2 ** 16))
+def test_compiled_sort_and_argsort_along_every_axis_are_numpys(shape, dtype, seed):
+    """argsort (and sort, through it) compiles to Numba's mergesort along any axis (no
+    objmode) and gives NumPy's stable order: ties in their original order, NaN last."""
+    r = np.random.default_rng(seed)
+    x = r.integers(0, 3, shape).astype(dtype)                 # few values: many ties
+    if x.dtype.kind == "f":
+        x[r.random(shape) < 0.2] = np.nan
+    axes = range(-1, len(shape))
+    jf = fg.jit(lambda x: [(fnp.argsort(x, axis=ax), fnp.sort(x, axis=ax)) for ax in axes])
+    assert "objmode" not in jf.lower(x).source
+    for (i, v), ax in zip(jf(x), axes):
+        np.testing.assert_array_equal(i, np.argsort(x, axis=ax, kind="stable"))
+        np.testing.assert_array_equal(v, np.sort(x, axis=ax))
+
 def test_a_new_primitive_with_a_fast_path_is_its_define_block_and_its_lowering_entry():
     """docs/architecture.md's walkthrough, done: logcumsumexp from a define() block and one
     lowering entry traces, differentiates at second order in both modes, batches, and

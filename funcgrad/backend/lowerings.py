@@ -76,27 +76,36 @@ def _broadcast_positions(e, in_shape, loop_shape, idx):
 
 class Reduction:
     """A reduction in a loop nest: its running update and its start value. kind: "sum" (a
-    float sum is compensated, codegen's compensated_sum), "max" or "min" (NaN wins)."""
+    float sum is compensated, codegen's compensated_sum), "max" or "min" (NaN wins), "prod"
+    (in index order, one rounding per factor: NumPy's multiply.reduce; always serial)."""
 
     def __init__(self, kind):
         self.kind, self.is_sum = kind, kind == "sum"
 
     def loop_shape(self, e):
-        """The loop is over the input; max/min of complex numbers are not fused."""
+        """The loop is over the input; max/min of complex numbers are not fused, nor products
+        other than of floats and 64-bit integers (NumPy's own code runs those: complex
+        products round as NumPy's complex multiply, bool and small-int ones keep their type)."""
         a = e.inputs[0].aval
-        return a.shape if a.dtype.kind in "fbiu" or self.is_sum else None
+        if self.kind == "prod":
+            ok = a.dtype.kind == "f" or (a.dtype.kind in "iu" and a.dtype.itemsize == 8)
+        else:
+            ok = a.dtype.kind in "fbiu" or self.is_sum
+        return a.shape if ok else None
 
     def update(self, target, val):
         """Lines adding one value to the running one."""
         if self.is_sum:
             return [f"{target} += {val}"]
+        if self.kind == "prod":
+            return [f"{target} *= {val}"]
         cmp = ">" if self.kind == "max" else "<"
         return [f"if {val} {cmp} {target} or {val} != {val}:", f"    {target} = {val}"]
 
     def start(self, dtype):
         """The identity in `dtype` (max of bools starts at False, of ints at the smallest)."""
-        if self.is_sum:
-            return 0
+        if self.is_sum or self.kind == "prod":
+            return int(self.kind == "prod")
         dt, top = np.dtype(dtype), self.kind == "min"
         if dt.kind == "b":
             return top
@@ -239,6 +248,7 @@ LOWERINGS = {
     "reduce_sum": Lowering(reduction=Reduction("sum"), fresh=True),
     "reduce_max": Lowering(reduction=Reduction("max"), fresh=True),
     "reduce_min": Lowering(reduction=Reduction("min"), fresh=True),
+    "reduce_prod": Lowering(reduction=Reduction("prod"), fresh=True),
     # (a scatter fused into a loop writes into its buffer: not fresh there, loop_emitters.py)
     "scatter": Lowering(fusion="scatter", statement=st.scatter, fresh=True,      # (over the values)
                         loop_shape=lambda e: None if basic_spec(e) is None else e.inputs[1].aval.shape),
@@ -246,6 +256,7 @@ LOWERINGS = {
     "cumsum": Lowering(statement=st.cumulative("{acc} + {x}", "0", compensated=True)),
     "cumprod": Lowering(statement=st.cumulative("{acc} * {x}", "1")),
     "argsort": Lowering(statement=st.argsort),
+    "searchsorted": Lowering(statement=st.searchsorted),
     "argmax": Lowering(statement=st.argextreme(">")),
     "argmin": Lowering(statement=st.argextreme("<")),
     "solve": Lowering(statement=st.solve, fresh=True),
@@ -293,9 +304,9 @@ LOWERINGS = {
     "while_grad": Lowering(structured=loop_emitters.emit_while_grad),
 }
 _NONE = Lowering()
-# Primitives with no entry: their kernels call the NumPy implementation in numba.objmode. The
-# host callbacks by design (the user's Python runs there); the other two have no native code yet.
-OBJECT_MODE = ("debug_callback", "pure_callback", "reduce_prod", "searchsorted")
+# Primitives with no entry: their kernels call the NumPy implementation in numba.objmode: the
+# host callbacks, by design (the user's Python runs there).
+OBJECT_MODE = ("debug_callback", "pure_callback")
 
 
 def lowering(prim):

@@ -60,3 +60,38 @@ def threefry_bits(keys, starts, n):
             if 2 * j + 1 < n:
                 out[b, 2 * j + 1] = x1
     return out
+
+
+@numba.njit(inline="always")
+def _less(p, q):
+    """NumPy's sort order: NaN after every number (for integers plain <)."""
+    return p < q or (q != q and p == p)
+
+
+@_cached
+def searchsorted(a, v, right):
+    """np.searchsorted(a, v, side) for a 1-d a and the 1-d C-contiguous v of a's dtype, step
+    for step as NumPy's binary search (npysort's binsearch, whose comparison is a < b on the
+    left side and a <= b on the right): each search starts from the last one's bounds when
+    the keys come in order, so an unsorted `a` gives NumPy's indices too."""
+    out = np.empty(v.shape[0], np.intp)
+    n = a.shape[0]
+    lo, hi = 0, n
+    if v.shape[0] > 0:
+        last = v[0]
+    for k in range(v.shape[0]):
+        x = v[k]
+        if (not _less(x, last)) if right else _less(last, x):
+            hi = n
+        else:
+            lo = 0
+            hi = hi + 1 if hi < n else n
+        last = x
+        while lo < hi:
+            mid = lo + ((hi - lo) >> 1)
+            if (not _less(x, a[mid])) if right else _less(a[mid], x):
+                lo = mid + 1
+            else:
+                hi = mid
+        out[k] = lo
+    return out

@@ -298,21 +298,41 @@ def _argextreme_lines(better, outs, ins, e):
 
 
 def argsort(outs, ins, e):
-    """Stable argsort along the last axis (Numba's mergesort, NaN last as in NumPy)."""
-    a = e.inputs[0].aval
-    if a.ndim == 0 or e.params["axis"] != a.ndim - 1 or a.dtype.kind not in "fiu":
+    """Stable argsort along any axis (Numba's mergesort, NaN last as in NumPy): the axis is
+    moved last, each row sorted, the indices moved back."""
+    a, axis = e.inputs[0].aval, e.params["axis"]
+    if a.ndim == 0 or a.dtype.kind not in "fiu":
         return None
     (o,), (x,) = outs, ins
     if a.ndim == 1:
         return [f"{o} = np.argsort({x}, kind='mergesort')"]
-    rows = int(np.prod(a.shape[:-1], dtype=np.int64))
+    perm = [k for k in range(a.ndim) if k != axis] + [axis]
+    moved = tuple(a.shape[k] for k in perm)
+    rows = int(np.prod(moved[:-1], dtype=np.int64))
+    src = x if axis == a.ndim - 1 else f"{x}.transpose({tuple_text(perm)})"
     loop, pad, (k,) = loop_nest([f"{o}_k"], [rows])
-    return ([f"{o}_x = np.ascontiguousarray({x}).reshape(({rows}, {a.shape[-1]}))",
-             f"{o}_r = np.empty(({rows}, {a.shape[-1]}), np.intp)"] + loop
-            + [pad + f"{o}_s = np.argsort({o}_x[{k}], kind='mergesort')"]
-            + [pad + line for line in copy_lines(f"{o}_r", f"{o}_s", 1, lambda c: [k, *c])]
-            + [f"{o} = {o}_r.reshape({tuple_text(a.shape)})"])
+    lines = ([f"{o}_x = np.ascontiguousarray({src}).reshape(({rows}, {a.shape[axis]}))",
+              f"{o}_r = np.empty(({rows}, {a.shape[axis]}), np.intp)"] + loop
+             + [pad + f"{o}_s = np.argsort({o}_x[{k}], kind='mergesort')"]
+             + [pad + line for line in copy_lines(f"{o}_r", f"{o}_s", 1, lambda c: [k, *c])])
+    if axis == a.ndim - 1:
+        return lines + [f"{o} = {o}_r.reshape({tuple_text(a.shape)})"]
+    back = tuple_text(np.argsort(perm).tolist())
+    return lines + [f"{o} = np.ascontiguousarray({o}_r.reshape({tuple_text(moved)}).transpose({back}))"]
 
+def searchsorted(outs, ins, e):
+    """np.searchsorted through runtime.searchsorted (disk-cached; NumPy's binary search step
+    for step) when the sorted array and the keys share a real dtype; otherwise (NumPy casts
+    them to a common one) NumPy's own, in objmode."""
+    a, v = e.inputs[0].aval, e.inputs[1].aval
+    if a.dtype != v.dtype or a.dtype.kind not in "biuf":
+        return None
+    (o,), (x, keys) = outs, ins
+    flat = (f"np.full((1, ), {keys}, {dtype_text(v.dtype)})" if v.ndim == 0
+            else f"np.ascontiguousarray({keys}).reshape(({v.size}, ))")
+    return [f"{o}_v = {flat}",
+            f"{o}_r = _vm.searchsorted({x}, {o}_v, {e.params['side'] == 'right'})",
+            _unstacked(o, f"{o}_r", e.outputs[0].aval)]
 
 def _stack_of(o, x, aval):
     """x (..., m, n) as a C-contiguous stack (batch, m, n): the name it is given, and the lines."""
