@@ -164,10 +164,12 @@ SAME = [("bits", lambda k: R.bits(k, (5,)), True), ("uniform", lambda k: R.unifo
 @pytest.mark.parametrize("name,draw,exact", SAME, ids=[c[0] for c in SAME])
 def test_interpreted_compiled_and_batched_draws_agree(name, draw, exact):
     """The same numbers from the interpreter, a kernel and vmap over keys (bit for bit where
-    every operation is exact; transcendental functions within a few ulps)."""
+    every operation is exact; transcendental functions within a few ulps); the kernel is
+    native code throughout (docs/random.md)."""
     same = np.testing.assert_array_equal if exact else \
         (lambda a, b: np.testing.assert_allclose(a, b, rtol=1e-13, atol=1e-15))
     keys = R.split(KEY, 4)
+    assert "objmode" not in fg.jit(draw).lower(keys[0]).source
     with fg.disable_jit():
         want = [draw(k) for k in keys]
     same(fg.jit(draw, same_bits=False)(keys[0]), want[0])
