@@ -2,6 +2,7 @@
 step by step, eagerly and compiled (fg.jit of a step, the whole loop in fg.fori_loop); against
 optax and torch.optim where they are installed; schedules against their closed forms."""
 import math
+import warnings
 
 import numpy as np
 import pytest
@@ -217,6 +218,10 @@ def test_chain_clip_and_weight_decay():
         np.testing.assert_allclose(updates[n], -0.5 * (g[n] / norm + 0.1 * PARAMS[n]), rtol=1e-14)
     small = {n: v * 1e-3 for n, v in g.items()}       # under the norm: unchanged
     np.testing.assert_allclose(optim.clip_by_global_norm(1.0).update(small, ())[0]["w"], small["w"])
+    zero = {n: np.zeros_like(v) for n, v in g.items()}   # zero updates: no 0/0, no warning
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert optim.clip_by_global_norm(1.0).update(zero, ())[0]["w"].tolist() == zero["w"].tolist()
     masked = optim.add_decayed_weights(0.1, mask={"w": True, "b": False})
     out, _ = masked.update(g, (), PARAMS)
     np.testing.assert_allclose(out["b"], g["b"])

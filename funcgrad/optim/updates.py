@@ -386,8 +386,9 @@ def clip_by_global_norm(max_norm):
     """
     def update(updates, state, params=None):
         norm = global_norm(updates)
-        return tree_map(lambda g: fnp.where(norm < max_norm, g, g / norm * max_norm),
-                        updates), state
+        small = norm < max_norm                     # (then not divided: no 0/0 at zero updates)
+        scale = fnp.where(small, max_norm, norm)
+        return tree_map(lambda g: fnp.where(small, g, g / scale * max_norm), updates), state
     return _transformation(lambda params: EmptyState(), update)
 
 
