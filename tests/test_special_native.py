@@ -114,6 +114,15 @@ def test_special_values_as_scipy():
         assert_close_to(got[name], x, name)
 
 
+def test_erfinv_of_tiny_and_subnormal_arguments():
+    """erfinv(x) = sqrt(pi)/2 x near 0: subnormal arguments keep their value and sign (0.5 x
+    underflowed to 0 before), -0.0 gives +0.0 as SciPy."""
+    x = np.array([5e-324, -5e-324, 1e-310, -3e-308, 2.3e-301, 1e-299, -0.0])
+    got, want = fg.jit(S.erfinv)(x), sp.erfinv(x)
+    np.testing.assert_allclose(got, want, rtol=RTOL, atol=0)
+    np.testing.assert_array_equal(np.signbit(got), np.signbit(want))
+
+
 def test_more_accurate_than_scipy_at_the_roots():
     """Near a root the value is tiny and SciPy's relative error large; the kernels follow the
     function's Taylor expansion there: digamma at its positive root r (a double-double

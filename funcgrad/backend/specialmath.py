@@ -101,6 +101,7 @@ def ndtri(p):
 
 
 _SQRT1_2 = 0.7071067811865476
+_SQRT_PI_2 = 0.8862269254527579                  # sqrt(pi) / 2
 
 
 @_cached
@@ -111,6 +112,8 @@ def erfinv(x):
         return math.nan
     if a == 1.0:
         return math.copysign(math.inf, x)
+    if a < 1e-300:                                          # (0.5 * x would lose subnormal bits)
+        return x * _SQRT_PI_2 + 0.0                         # erfinv(x) = sqrt(pi)/2 x (1 + O(x^2))
     if a <= 0.85:
         return _central(0.5 * x) * _SQRT1_2 + 0.0          # (+0.0 at -0.0, as SciPy)
     y = -_tail(0.5 * (1.0 - a)) * _SQRT1_2                 # (1 - a: exact)
