@@ -204,6 +204,20 @@ def test_ufunc_reduce_and_accumulate_on_traced_values(name):
     np.testing.assert_allclose(fg.jit(f)(x), got, rtol=1e-13)
 
 
+
+@pytest.mark.parametrize("name", ["sum", "prod", "max", "mean", "std", "any", "nansum", "nanmax",
+                                  "nanmean", "nanvar"])
+def test_keepdims_none_is_a_type_error_as_in_numpy(name):
+    """keepdims=None: NumPy raises TypeError; so do funcgrad's plain and traced paths (they
+    read it as False before)."""
+    x = np.ones((2, 3))
+    with pytest.raises(TypeError):
+        getattr(np, name)(x, keepdims=None)
+    with pytest.raises(TypeError):
+        getattr(fnp, name)(x, keepdims=None)
+    with pytest.raises(TypeError, match="keepdims"):
+        fg.make_ir(lambda x: getattr(fnp, name)(x, keepdims=None))(x)
+
 def test_ufunc_methods_edge_cases():
     empty = np.zeros((0, 2))
     np.testing.assert_array_equal(fg.jit(lambda x: np.add.reduce(x * 1.0, axis=0))(empty), [0.0, 0.0])

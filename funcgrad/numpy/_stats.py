@@ -43,7 +43,7 @@ def _unsupported(name, **kw):
 
 
 def _kd(keepdims):
-    return False if keepdims is _NoValue else bool(keepdims)
+    return False if keepdims is _NoValue else keepdims     # (None: the reduction's TypeError)
 
 
 def _inexact(x):

@@ -30,6 +30,8 @@ def _kept(ndim, axes):
 
 
 def _keepdims(out, in_shape, axes, keepdims):
+    if keepdims is None:          # (NumPy: "'NoneType' object cannot be interpreted as an integer")
+        raise TypeError("keepdims must be True or False, got None (as in NumPy)")
     if not keepdims:
         return out
     return _reshape(out, [1 if i in axes else d for i, d in enumerate(in_shape)])
@@ -135,9 +137,10 @@ def _reduction(prim, a, axis, keepdims, dtype=None, initial=None, where_=None, *
 def numpy_reduction(np_fn):
     """NumPy's reduction np_fn, for export(numpy=...): the keywords left at None are not
     passed on (np.max rejects where=None, np.mean initial=None; funcgrad's own compositions
-    pass them through)."""
+    pass them through), but for axis and keepdims (keepdims=None is NumPy's TypeError)."""
     def call(a, *args, **kwargs):
-        return np_fn(a, *args, **{k: v for k, v in kwargs.items() if v is not None or k == "axis"})
+        return np_fn(a, *args, **{k: v for k, v in kwargs.items()
+                                  if v is not None or k in ("axis", "keepdims")})
     return call
 
 
