@@ -87,6 +87,13 @@ def rgamma(x):
         array([0.16666667, 0.        , 0.56418958])
         >>> fg.grad(lambda x: fg.scipy.special.rgamma(x))(-2.0)   # 2!
     """
+    if not isinstance(x, Traced):           # (SciPy warns of nothing: the overflow and the
+        with np.errstate(over="ignore", invalid="ignore"):  # 0 * inf of unused branches are quiet)
+            return _rgamma(x)
+    return _rgamma(x)
+
+
+def _rgamma(x):
     x = fnp.asarray(x) * 1.0
     gammaln = _base("gammaln")
     small = x < 0.5
@@ -95,7 +102,8 @@ def rgamma(x):
     # at the poles the value is exactly 0 (sin's is ~1e-16), its derivatives those of reflected
     pole = fnp.floor(low) == low
     # (from -171 down Gamma(1 - x) overflows: 0 * inf there; the value is 0 still)
-    at_pole = fnp.where(fnp.isfinite(reflected), reflected - stop_gradient(reflected), 0.0)
+    finite = fnp.where(fnp.isfinite(reflected), reflected, 0.0)         # (no inf - inf)
+    at_pole = finite - stop_gradient(finite)
     reflected = fnp.where(pole, at_pole, reflected)
     return fnp.where(small, reflected, fnp.exp(-gammaln(fnp.where(small, 1.0, x))))
 
