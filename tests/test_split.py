@@ -187,7 +187,8 @@ def test_float32_and_outlined_exact_operations():
 
 
 def test_objmode_statements_in_parts_and_in_a_split_loop_body():
-    """Primitives without a Numba lowering call NumPy in numba.objmode, inside parts too."""
+    """Primitives without a Numba lowering for a case call NumPy in numba.objmode, inside
+    parts too (searchsorted of float keys into integer edges: NumPy casts both)."""
     def f(a, v):
         for _ in range(2):
             a = a @ fnp.linalg.inv(a + 3.0 * fnp.eye(3)) + 0.1
@@ -197,7 +198,7 @@ def test_objmode_statements_in_parts_and_in_a_split_loop_body():
 
     def g(a):
         step = lambda i, a: (a @ fnp.linalg.inv(a + 3.0 * fnp.eye(3)) * 0.5  # (searchsorted:
-                             + fnp.searchsorted(np.array([-0.5, 0.0, 0.5]), a) * 0.01)  # objmode)
+                             + fnp.searchsorted(np.array([-1, 0, 1]), a) * 0.01)        # objmode)
         return fg.fori_loop(0, 3, step, a)
     source = check_split(g, rand((3, 3)))
     assert "with numba.objmode(" in source
