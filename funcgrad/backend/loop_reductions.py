@@ -62,10 +62,10 @@ def parallel_need(em, e):
     if kind == "reduction":
         if 0 in _kept(e, len(em.shape)):
             return "prange"           # the outer index picks the element reduced into
-        if lowering(e.prim).reduction.kind == "prod":
+        red, dt = lowering(e.prim).reduction, e.outputs[0].aval.dtype
+        if red.kind == "prod":
             return None               # (partial products would round differently)
-        dt = e.outputs[0].aval.dtype
-        if lowering(e.prim).reduction.is_sum and dt.kind in "iub" and dt.itemsize < 8:
+        if red.is_sum and dt.kind in "iub" and dt.itemsize < 8:
             return None               # (the serial sum widens its running total)
         return "columns" if _kept(e, len(em.shape)) else "chunks"
     if kind == "scatter":

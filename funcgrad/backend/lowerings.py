@@ -104,8 +104,10 @@ class Reduction:
 
     def start(self, dtype):
         """The identity in `dtype` (max of bools starts at False, of ints at the smallest)."""
-        if self.is_sum or self.kind == "prod":
-            return int(self.kind == "prod")
+        if self.is_sum:
+            return 0
+        if self.kind == "prod":
+            return 1
         dt, top = np.dtype(dtype), self.kind == "min"
         if dt.kind == "b":
             return top

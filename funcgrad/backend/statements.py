@@ -320,6 +320,7 @@ def argsort(outs, ins, e):
     back = tuple_text(np.argsort(perm).tolist())
     return lines + [f"{o} = np.ascontiguousarray({o}_r.reshape({tuple_text(moved)}).transpose({back}))"]
 
+
 def searchsorted(outs, ins, e):
     """np.searchsorted through runtime.searchsorted (disk-cached; NumPy's binary search step
     for step) when the sorted array and the keys share a real dtype; otherwise (NumPy casts
@@ -333,6 +334,7 @@ def searchsorted(outs, ins, e):
     return [f"{o}_v = {flat}",
             f"{o}_r = _vm.searchsorted({x}, {o}_v, {e.params['side'] == 'right'})",
             _unstacked(o, f"{o}_r", e.outputs[0].aval)]
+
 
 def _stack_of(o, x, aval):
     """x (..., m, n) as a C-contiguous stack (batch, m, n): the name it is given, and the lines."""

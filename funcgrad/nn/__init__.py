@@ -83,12 +83,8 @@ def erf(x):
     return special_functions.erf(x)
 
 
-def _scipy_erf(z):
-    import scipy.special
-    return scipy.special.erf(z)
-
-
-_complex_erf = host_holomorphic(_scipy_erf, lambda z: (2.0 / math.sqrt(math.pi)) * fnp.exp(-(z * z)))
+_complex_erf = host_holomorphic(lambda z: special_functions.scipy_function("erf")(z),
+                                lambda z: (2.0 / math.sqrt(math.pi)) * fnp.exp(-(z * z)))
 
 
 def gelu(x, approximate=True):

@@ -31,7 +31,8 @@ from .elementwise import exp
 SPECIAL = {}    # name -> (primitive, domain: "real", "positive", "unit" or "probability")
 
 
-def _scipy(name):
+def scipy_function(name):
+    """scipy.special.<name>, imported when first needed."""
     import scipy.special
     return getattr(scipy.special, name)
 
@@ -55,21 +56,21 @@ def _refuse_complex(name, a):
 def _abstract(name):
     def abstract(a):
         _refuse_complex(name, a)
-        return Aval(a.shape, _scipy(name).resolve_dtypes((a.dtype, None))[1])
+        return Aval(a.shape, scipy_function(name).resolve_dtypes((a.dtype, None))[1])
     return abstract
 
 
 def _unary(name, vjp, domain, singular=True):
     """The primitive of scipy.special.<name> and the function that binds it with SciPy's
     dtype promotion (plain arrays get SciPy's own answer)."""
-    prim = define(name, impl=lambda x: _scipy(name)(x), abstract=_abstract(name), vjp=vjp,
+    prim = define(name, impl=lambda x: scipy_function(name)(x), abstract=_abstract(name), vjp=vjp,
                   elementwise=True, singular=singular, exact=False,
                   doc=f"scipy.special.{name}, elementwise; native in kernels (specialmath.py)")
 
     def fn(x):
         if is_traced(x):
             _refuse_complex(name, aval_of(x))
-        return apply_elementwise(prim, _scipy(name), x)
+        return apply_elementwise(prim, scipy_function(name), x)
 
     fn.__name__ = fn.__qualname__ = name
     SPECIAL[name] = (prim, domain)
@@ -92,7 +93,7 @@ erfinv_p, erfinv = _unary("erfinv", lambda ct, x, *, out: (ct * _SQRT_PI_2 * exp
 
 
 def _polygamma_impl(x, *, n):
-    return np.asarray(_scipy("polygamma")(n, x), np.float64)[()]
+    return np.asarray(scipy_function("polygamma")(n, x), np.float64)[()]
 
 
 polygamma_p = define(
@@ -110,10 +111,10 @@ def polygamma(n, x):
     if n == 0:
         return digamma(x)
     if not is_traced(x):
-        return _scipy("polygamma")(int(n), x)
+        return scipy_function("polygamma")(int(n), x)
     _refuse_complex("polygamma", aval_of(x))
     return polygamma_p.bind(convert(x, np.float64), n=int(n))
 
 
-__all__ = ["SPECIAL", "traced_complex", "erf", "erfc", "gammaln", "digamma", "polygamma", "ndtri", "erfinv",
+__all__ = ["SPECIAL", "scipy_function", "traced_complex", "erf", "erfc", "gammaln", "digamma", "polygamma", "ndtri", "erfinv",
            "erf_p", "erfc_p", "gammaln_p", "digamma_p", "polygamma_p", "ndtri_p", "erfinv_p"]

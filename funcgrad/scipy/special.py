@@ -45,12 +45,6 @@ __all__ = ["erf", "erfc", "erfinv", "expit", "logit", "xlogy", "xlog1py", "ndtr"
 _SQRT_PI = math.sqrt(math.pi)
 
 
-def _scipy(name):
-    """scipy.special.<name> (imported when first called)."""
-    import scipy.special
-    return getattr(scipy.special, name)
-
-
 def erf(x):
     """scipy.special.erf, the error function; derivative 2/sqrt(pi) exp(-x^2), to any order
     (the same function as fg.nn.erf). Complex arguments are SciPy's, called back.
@@ -72,7 +66,7 @@ def erfc(x):
     return _native.erfc(x)
 
 
-_complex_erfc = host_holomorphic(lambda z: _scipy("erfc")(z),
+_complex_erfc = host_holomorphic(lambda z: _native.scipy_function("erfc")(z),
                                  lambda z: (-2.0 / _SQRT_PI) * fnp.exp(-(z * z)))
 
 
@@ -136,7 +130,8 @@ def _no_complex_trigamma(z):
         "fg.stop_gradient to the argument if it should be held constant.")
 
 
-_complex_digamma = host_holomorphic(lambda z: _scipy("digamma")(z), _no_complex_trigamma)
+_complex_digamma = host_holomorphic(lambda z: _native.scipy_function("digamma")(z),
+                                   _no_complex_trigamma)
 
 
 def gammaln(x):
