@@ -62,6 +62,18 @@ def threefry_bits(keys, starts, n):
     return out
 
 
+@_cached
+def argsort_rows(x):
+    """The stable argsort of each row of the C-contiguous 2-d x (Numba's mergesort: NaN last,
+    as NumPy's kind="stable")."""
+    out = np.empty(x.shape, np.intp)
+    for r in range(x.shape[0]):
+        s = np.argsort(x[r], kind="mergesort")
+        for j in range(x.shape[1]):
+            out[r, j] = s[j]
+    return out
+
+
 @numba.njit(inline="always")
 def _less(p, q):
     """NumPy's sort order: NaN after every number (for integers plain <)."""

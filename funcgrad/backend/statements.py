@@ -298,27 +298,28 @@ def _argextreme_lines(better, outs, ins, e):
 
 
 def argsort(outs, ins, e):
-    """Stable argsort along any axis (Numba's mergesort, NaN last as in NumPy): the axis is
-    moved last, each row sorted, the indices moved back."""
+    """Stable argsort along any axis: the rows sorted by runtime.argsort_rows (disk-cached:
+    Numba's mergesort, NaN last as in NumPy). Another axis is moved last and back by copy
+    loops (an array's .transpose(axes) would compile Numba's formatted axis errors)."""
     a, axis = e.inputs[0].aval, e.params["axis"]
     if a.ndim == 0 or a.dtype.kind not in "fiu":
         return None
     (o,), (x,) = outs, ins
-    if a.ndim == 1:
-        return [f"{o} = np.argsort({x}, kind='mergesort')"]
+    n = a.shape[axis]
+    if axis == a.ndim - 1:
+        rows = int(np.prod(a.shape[:-1], dtype=np.int64))
+        return [f"{o}_r = _vm.argsort_rows(np.ascontiguousarray({x}).reshape(({rows}, {n})))",
+                f"{o} = {o}_r.reshape({tuple_text(a.shape)})"]
     perm = [k for k in range(a.ndim) if k != axis] + [axis]
+    back = np.argsort(perm).tolist()
     moved = tuple(a.shape[k] for k in perm)
     rows = int(np.prod(moved[:-1], dtype=np.int64))
-    src = x if axis == a.ndim - 1 else f"{x}.transpose({tuple_text(perm)})"
-    loop, pad, (k,) = loop_nest([f"{o}_k"], [rows])
-    lines = ([f"{o}_x = np.ascontiguousarray({src}).reshape(({rows}, {a.shape[axis]}))",
-              f"{o}_r = np.empty(({rows}, {a.shape[axis]}), np.intp)"] + loop
-             + [pad + f"{o}_s = np.argsort({o}_x[{k}], kind='mergesort')"]
-             + [pad + line for line in copy_lines(f"{o}_r", f"{o}_s", 1, lambda c: [k, *c])])
-    if axis == a.ndim - 1:
-        return lines + [f"{o} = {o}_r.reshape({tuple_text(a.shape)})"]
-    back = tuple_text(np.argsort(perm).tolist())
-    return lines + [f"{o} = np.ascontiguousarray({o}_r.reshape({tuple_text(moved)}).transpose({back}))"]
+    return ([f"{o}_x = np.empty({tuple_text(moved)}, {dtype_text(a.dtype)})"]
+            + copy_lines(f"{o}_x", x, a.ndim, lambda c: [c[k] for k in perm])
+            + [f"{o}_r = _vm.argsort_rows({o}_x.reshape(({rows}, {n})))",
+               f"{o}_m = {o}_r.reshape({tuple_text(moved)})",
+               f"{o} = np.empty({tuple_text(a.shape)}, np.intp)"]
+            + copy_lines(o, f"{o}_m", a.ndim, lambda c: [c[k] for k in back]))
 
 
 def searchsorted(outs, ins, e):

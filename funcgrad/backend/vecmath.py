@@ -601,7 +601,7 @@ from .complexmath import (c_divide, c_fmax, c_fmin, c_greater, c_greater_equal, 
                           c_less, c_less_equal, c_maximum, c_minimum, c_multiply, c_power,
                           c_reciprocal)
 from .complexfuncs import *  # noqa: E402,F401,F403  (c_sqrt_complex128, c_sqrt_complex64, ...)
-from .runtime import dot, dot_into, searchsorted, threefry_bits  # noqa: E402,F401  (disk-cached, called)
+from .runtime import argsort_rows, dot, dot_into, searchsorted, threefry_bits  # noqa: E402,F401  (disk-cached, called)
 from .lapack import (  # noqa: E402,F401  (the same)
     lapack_cholesky, lapack_cofactor, lapack_det, lapack_eig, lapack_eigh, lapack_inv, lapack_lu,
     lapack_pinv, lapack_slogdet, lapack_solve, lapack_svd)
